@@ -1,0 +1,124 @@
+// Matrix products through OpenBLAS, opened at run time.
+// Note [blas core]: Debian's OpenBLAS picks its kernels from the CPU id when it loads. On cloud VMs
+// with a generic CPU model it falls back to old SSE3 kernels, ~4x slower than the AVX-512 ones the
+// CPU supports. OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so the variable must
+// be set before the library is loaded: we do not link it, we dlopen it after select_blas_core().
+#include "core/blas.h"
+
+#include <cpuid.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "core/thread_pool.h"
+
+namespace dyn {
+
+namespace {
+
+enum { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                         int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
+using SetThreadsFn = void (*)(int);
+using CoreNameFn = char* (*)();
+
+struct Blas {
+  BlasInfo info;
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  SetThreadsFn set_threads = nullptr;
+};
+
+bool cpu_has_avx512() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+  return f && dq && bw && vl;
+}
+
+bool cpu_has_avx2_fma() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  bool fma = c & (1u << 12);
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return fma && (b & (1u << 5));
+}
+
+Blas& blas() {
+  static Blas* g = [] {
+    auto* bl = new Blas();
+    select_blas_core();
+    const char* names[] = {"libopenblas.so.0", "libopenblas.so"};
+    void* h = nullptr;
+    for (const char* n : names) {
+      h = dlopen(n, RTLD_NOW | RTLD_GLOBAL);
+      if (h) {
+        bl->info.library = n;
+        break;
+      }
+    }
+    if (!h) {
+      bl->info.library = "none (install libopenblas0); using the built-in loops";
+      return bl;
+    }
+    bl->sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
+    bl->dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+    bl->set_threads = reinterpret_cast<SetThreadsFn>(dlsym(h, "openblas_set_num_threads"));
+    auto core = reinterpret_cast<CoreNameFn>(dlsym(h, "openblas_get_corename"));
+    if (core) bl->info.core = core();
+    bl->info.loaded = bl->sgemm && bl->dgemm;
+    if (bl->set_threads) bl->set_threads(get_num_threads());
+    return bl;
+  }();
+  return *g;
+}
+
+template <typename T>
+void naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T s = 0;
+      for (int64_t p = 0; p < k; ++p) s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = s;
+    }
+}
+
+}  // namespace
+
+void select_blas_core() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return;
+  if (cpu_has_avx512())
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+  else if (cpu_has_avx2_fma())
+    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+}
+
+const BlasInfo& blas_info() { return blas().info; }
+
+void blas_set_threads(int n) {
+  if (blas().set_threads) blas().set_threads(n);
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+          float* c, int64_t ldc) {
+  if (!blas().sgemm) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  blas().sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
+               static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
+               static_cast<int>(ldc));
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+          int64_t ldb, double* c, int64_t ldc) {
+  if (!blas().dgemm) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  blas().dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
+               static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
+               static_cast<int>(ldc));
+}
+
+}  // namespace dyn

@@ -1,0 +1,441 @@
+// Elementwise ops: creation, random, unary, binary, where, clamp and cast — inference and kernels.
+#include <cmath>
+
+#include "core/error.h"
+#include "core/ops/api.h"
+#include "core/ops/formulas.h"
+#include "core/ops/loops.h"
+#include "core/random.h"
+
+namespace dyn {
+
+namespace {
+
+using InSpan = std::span<const Tensor>;
+using OutSpan = std::span<Tensor>;
+
+Tensor cast_to(const Tensor& t, DType d) { return t.dtype() == d ? t : ops::to_dtype(t, d); }
+
+template <typename T>
+T scalar_as(const Scalar& s) {
+  if (s.kind == Scalar::Float) return formula::convert<T>(s.f);
+  return formula::convert<T>(s.i);
+}
+
+// ---- loops ----
+
+template <typename To, typename F>
+void run_fill(const Tensor& out, F f) {
+  const Tensor* ops[1] = {&out};
+  LoopPlan<1> plan(ops);
+  plan.run([&](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      To v = f();
+      std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+    }
+  });
+}
+
+template <typename To, typename Ti, typename F>
+void run_unary(const Tensor& out, const Tensor& a, F f) {
+  const Tensor* ops[2] = {&out, &a};
+  LoopPlan<2> plan(ops);
+  plan.run([&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(To) && s[1] == sizeof(Ti)) {
+      To* o = reinterpret_cast<To*>(p[0]);
+      const Ti* x = reinterpret_cast<const Ti*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        To v = f(load<Ti>(p[1] + i * s[1]));
+        std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+      }
+    }
+  });
+}
+
+template <typename To, typename Ti, typename F>
+void run_binary(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const Tensor* ops[3] = {&out, &a, &b};
+  LoopPlan<3> plan(ops);
+  plan.run([&](char** p, const int64_t* s, int64_t n) {
+    To* o = reinterpret_cast<To*>(p[0]);
+    const Ti* x = reinterpret_cast<const Ti*>(p[1]);
+    const Ti* y = reinterpret_cast<const Ti*>(p[2]);
+    if (s[0] == sizeof(To) && s[1] == sizeof(Ti) && s[2] == sizeof(Ti)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (s[0] == sizeof(To) && s[1] == sizeof(Ti) && s[2] == 0) {
+      const Ti yv = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+    } else if (s[0] == sizeof(To) && s[1] == 0 && s[2] == sizeof(Ti)) {
+      const Ti xv = *x;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        To v = f(load<Ti>(p[1] + i * s[1]), load<Ti>(p[2] + i * s[2]));
+        std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+      }
+    }
+  });
+}
+
+// ---- creation ----
+
+void infer_full(InSpan, const Attrs& a, OutMeta* m) {
+  m->dtype = a.dtype;
+  m->shape = a.dims;
+}
+
+void kernel_full(InSpan, const Attrs& a, OutSpan out) {
+  visit_dtype(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T v = scalar_as<T>(a.scalar);
+    run_fill<T>(out[0], [v] { return v; });
+  });
+}
+
+int64_t arange_length(const Attrs& a) {
+  double start = a.scalar.to_double(), end = a.scalar2.to_double(), step = a.scalar3.to_double();
+  DYN_CHECK(step != 0, ErrorKind::Runtime, "arange: step must be nonzero");
+  DYN_CHECK(std::isfinite(start) && std::isfinite(end), ErrorKind::Runtime, "arange: unsupported range: {} -> {}",
+            start, end);
+  DYN_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), ErrorKind::Runtime,
+            "arange: upper bound and larger bound inconsistent with step sign");
+  return static_cast<int64_t>(std::ceil((end - start) / step));
+}
+
+void infer_arange(InSpan, const Attrs& a, OutMeta* m) {
+  m->dtype = a.dtype;
+  m->shape = Dims{arange_length(a)};
+}
+
+void kernel_arange(InSpan, const Attrs& a, OutSpan out) {
+  visit_dtype(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out[0].data<T>();
+    int64_t n = out[0].numel();
+    if constexpr (std::is_integral_v<T>) {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(a.scalar.to_int() + i * a.scalar3.to_int());
+    } else {
+      double start = a.scalar.to_double(), step = a.scalar3.to_double();
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + step * static_cast<double>(i));
+    }
+  });
+}
+
+// Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
+inline float u24(uint32_t w) { return static_cast<float>(w >> 8) * 0x1.0p-24f; }
+inline double u53(uint32_t hi, uint32_t lo) {
+  return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 0x1.0p-53;
+}
+
+template <typename T, typename F>
+void run_random(const Tensor& out, F gen) {
+  T* o = out.data<T>();
+  parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o[i] = gen(i);
+  });
+}
+
+void kernel_rand(InSpan, const Attrs& a, OutSpan out) {
+  if (out[0].dtype() == DType::Float64) {
+    run_random<double>(out[0], [&](int64_t i) {
+      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
+      int k = 2 * (i % 2);
+      return u53(w[k], w[k + 1]);
+    });
+  } else {
+    run_random<float>(out[0], [&](int64_t i) {
+      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 4);
+      return u24(w[i % 4]);
+    });
+  }
+}
+
+void kernel_randn(InSpan, const Attrs& a, OutSpan out) {
+  constexpr double kTwoPi = 6.283185307179586;
+  if (out[0].dtype() == DType::Float64) {
+    run_random<double>(out[0], [&](int64_t i) {
+      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i));
+      double u1 = 1.0 - u53(w[0], w[1]);  // (0, 1]: log stays finite
+      double u2 = u53(w[2], w[3]);
+      return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+    });
+  } else {
+    run_random<float>(out[0], [&](int64_t i) {
+      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
+      int k = 2 * (i % 2);
+      double u1 = 1.0 - static_cast<double>(u24(w[k]));
+      double u2 = static_cast<double>(u24(w[k + 1]));
+      return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+    });
+  }
+}
+
+void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
+  auto range = static_cast<uint64_t>(a.i1 - a.i0);
+  visit_dtype(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      run_random<T>(out[0], [&](int64_t i) {
+        auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
+        int k = 2 * (i % 2);
+        uint64_t r = (static_cast<uint64_t>(w[k]) << 32) | w[k + 1];
+        return static_cast<T>(a.i0 + static_cast<int64_t>(r % range));
+      });
+    }
+  });
+}
+
+void infer_random(InSpan, const Attrs& a, OutMeta* m) {
+  m->dtype = a.dtype;
+  m->shape = a.dims;
+}
+
+// ---- unary ----
+
+constexpr bool is_float_unary(OpId op) {
+  switch (op) {
+    case OpId::exp: case OpId::log: case OpId::sqrt: case OpId::rsqrt: case OpId::sin: case OpId::cos:
+    case OpId::tanh: case OpId::sigmoid: case OpId::gelu: case OpId::silu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <OpId Op>
+void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
+  DType t = in[0].dtype();
+  m->shape = in[0].shape();
+  if constexpr (Op == OpId::logical_not) {
+    m->dtype = DType::Bool;
+  } else if (is_float_unary(Op)) {
+    m->dtype = is_floating(t) ? t : default_float_dtype();
+  } else {
+    if (t == DType::Bool) {
+      if (Op == OpId::neg)
+        fail(ErrorKind::Runtime,
+             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.");
+      fail(ErrorKind::Runtime, "\"{}\" not implemented for 'Bool'", op_name(Op));
+    }
+    m->dtype = t;
+  }
+}
+
+template <OpId Op, typename T>
+T apply_unary(T x) {
+  using namespace formula;
+#define DYN_CASE(n) if constexpr (Op == OpId::n) return formula::n(x);
+  DYN_CASE(neg) DYN_CASE(abs) DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin)
+  DYN_CASE(cos) DYN_CASE(tanh) DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor)
+  DYN_CASE(ceil)
+#undef DYN_CASE
+  return x;
+}
+
+template <OpId Op>
+void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
+  if constexpr (Op == OpId::logical_not) {
+    visit_dtype(in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      run_unary<bool, T>(out[0], in[0], [](T x) { return formula::logical_not(x); });
+    });
+  } else {
+    DType t = out[0].dtype();
+    Tensor x = cast_to(in[0], t);
+    visit_dtype(t, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>) {
+        if constexpr (std::is_integral_v<T>) {
+          if constexpr (!is_float_unary(Op)) run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
+        } else {
+          run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
+        }
+      }
+    });
+  }
+}
+
+// ---- binary ----
+
+constexpr bool is_compare(OpId op) {
+  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt || op == OpId::ge;
+}
+constexpr bool is_logical(OpId op) {
+  return op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+}
+
+// The dtype the formula runs in.
+DType binary_compute_dtype(OpId op, InSpan in, const Attrs& a) {
+  DType t = a.side == ScalarSide::None ? result_type(in) : promote_with_scalar(in[0].dtype(), a.scalar);
+  if (op == OpId::div && !is_floating(t)) t = default_float_dtype();
+  if ((op == OpId::pow || op == OpId::floor_divide || op == OpId::remainder) && t == DType::Bool) t = DType::Int64;
+  return t;
+}
+
+template <OpId Op>
+void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
+  m->shape = a.side == ScalarSide::None ? broadcast_shapes(in[0].shape(), in[1].shape()) : in[0].shape();
+  DType t = binary_compute_dtype(Op, in, a);
+  if constexpr (Op == OpId::sub) {
+    DYN_CHECK(t != DType::Bool, ErrorKind::Runtime,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+              "`logical_xor()` operator instead.");
+  }
+  if constexpr (Op == OpId::pow) {
+    if (t == DType::Int64 && a.side == ScalarSide::Rhs && a.scalar.kind != Scalar::Float)
+      DYN_CHECK(a.scalar.i >= 0, ErrorKind::Runtime, "Integers to negative integer powers are not allowed.");
+  }
+  if constexpr (Op == OpId::floor_divide || Op == OpId::remainder) {
+    if (t == DType::Int64 && a.side == ScalarSide::Rhs)
+      DYN_CHECK(a.scalar.to_int() != 0, ErrorKind::Runtime, "ZeroDivisionError");
+  }
+  m->dtype = (is_compare(Op) || is_logical(Op)) ? DType::Bool : t;
+}
+
+template <OpId Op, typename T>
+auto apply_binary(T x, T y) {
+#define DYN_CASE(n) if constexpr (Op == OpId::n) return formula::n(x, y);
+  DYN_CASE(add) DYN_CASE(sub) DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder)
+  DYN_CASE(pow) DYN_CASE(maximum) DYN_CASE(minimum) DYN_CASE(eq) DYN_CASE(ne) DYN_CASE(lt) DYN_CASE(le)
+  DYN_CASE(gt) DYN_CASE(ge) DYN_CASE(logical_and) DYN_CASE(logical_or) DYN_CASE(logical_xor)
+#undef DYN_CASE
+}
+
+// Integer division by zero and negative integer powers are errors, found before the kernel runs.
+void check_int_operand(OpId op, const Tensor& y) {
+  if (y.dtype() != DType::Int64 || y.numel() == 0) return;
+  if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::pow) return;
+  Tensor c = ops::contiguous(y);
+  const int64_t* p = c.data<int64_t>();
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    if (op == OpId::pow) {
+      DYN_CHECK(p[i] >= 0, ErrorKind::Runtime, "Integers to negative integer powers are not allowed.");
+    } else {
+      DYN_CHECK(p[i] != 0, ErrorKind::Runtime, "ZeroDivisionError");
+    }
+  }
+}
+
+template <OpId Op>
+void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
+  DType t = binary_compute_dtype(Op, in, a);
+  Tensor x = cast_to(in[0], t);
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> &&
+                  (Op == OpId::sub || Op == OpId::div || Op == OpId::pow || Op == OpId::floor_divide ||
+                   Op == OpId::remainder)) {
+      return;  // rejected by infer
+    } else {
+      using To = decltype(apply_binary<Op, T>(T{}, T{}));
+      auto f = [](T u, T v) { return apply_binary<Op, T>(u, v); };
+      if (a.side == ScalarSide::None) {
+        Tensor y = cast_to(in[1], t);
+        check_int_operand(Op, y);
+        run_binary<To, T>(out[0], x, y, f);
+      } else {
+        const T s = scalar_as<T>(a.scalar);
+        if (a.side == ScalarSide::Rhs)
+          run_unary<To, T>(out[0], x, [s](T u) { return apply_binary<Op, T>(u, s); });
+        else
+          run_unary<To, T>(out[0], x, [s](T u) { return apply_binary<Op, T>(s, u); });
+      }
+    }
+  });
+}
+
+// ---- where, clamp, cast ----
+
+void infer_where(InSpan in, const Attrs&, OutMeta* m) {
+  DYN_CHECK(in[0].dtype() == DType::Bool, ErrorKind::Runtime,
+            "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+            legacy_dtype_name(in[0].dtype()));
+  m->shape = broadcast_shapes(broadcast_shapes(in[0].shape(), in[1].shape()), in[2].shape());
+  m->dtype = result_type(in.subspan(1, 2));
+}
+
+void kernel_where(InSpan in, const Attrs&, OutSpan out) {
+  DType t = out[0].dtype();
+  Tensor x = cast_to(in[1], t), y = cast_to(in[2], t);
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    const Tensor* ops[4] = {&out[0], &in[0], &x, &y};
+    LoopPlan<4> plan(ops);
+    plan.run([&](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        T v = load<bool>(p[1] + i * s[1]) ? load<T>(p[2] + i * s[2]) : load<T>(p[3] + i * s[3]);
+        std::memcpy(p[0] + i * s[0], &v, sizeof(T));
+      }
+    });
+  });
+}
+
+void infer_clamp(InSpan in, const Attrs& a, OutMeta* m) {
+  DYN_CHECK(a.has_lo || a.has_hi, ErrorKind::Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  DType t = in[0].dtype();
+  DYN_CHECK(t != DType::Bool, ErrorKind::Runtime, "\"clamp\" not implemented for 'Bool'");
+  if (a.has_lo) t = promote_with_scalar(t, a.scalar);
+  if (a.has_hi) t = promote_with_scalar(t, a.scalar2);
+  m->shape = in[0].shape();
+  m->dtype = t;
+}
+
+void kernel_clamp(InSpan in, const Attrs& a, OutSpan out) {
+  DType t = out[0].dtype();
+  Tensor x = cast_to(in[0], t);
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T lo = scalar_as<T>(a.scalar), hi = scalar_as<T>(a.scalar2);
+      bool hl = a.has_lo, hh = a.has_hi;
+      run_unary<T, T>(out[0], x, [=](T v) { return formula::clamp(v, lo, hi, hl, hh); });
+    }
+  });
+}
+
+void infer_cast(InSpan in, const Attrs& a, OutMeta* m) {
+  m->shape = in[0].shape();
+  m->dtype = a.dtype;
+}
+
+void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
+  visit_dtype(out[0].dtype(), [&](auto to_tag) {
+    using To = decltype(to_tag);
+    visit_dtype(in[0].dtype(), [&](auto from_tag) {
+      using Ti = decltype(from_tag);
+      run_unary<To, Ti>(out[0], in[0], [](Ti v) { return formula::convert<To>(v); });
+    });
+  });
+}
+
+void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
+  t[static_cast<int>(op)].infer = infer;
+  t[static_cast<int>(op)].kernel = kernel;
+}
+
+}  // namespace
+
+void register_elementwise_ops(OpDef* t) {
+  set(t, OpId::full, infer_full, kernel_full);
+  set(t, OpId::arange, infer_arange, kernel_arange);
+  set(t, OpId::rand, infer_random, kernel_rand);
+  set(t, OpId::randn, infer_random, kernel_randn);
+  set(t, OpId::randint, infer_random, kernel_randint);
+#define DYN_U(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
+  DYN_U(neg) DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh)
+  DYN_U(sigmoid) DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil)
+#undef DYN_U
+#define DYN_B(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
+  DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
+  DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
+  DYN_B(logical_or) DYN_B(logical_xor)
+#undef DYN_B
+  set(t, OpId::where, infer_where, kernel_where);
+  set(t, OpId::clamp, infer_clamp, kernel_clamp);
+  set(t, OpId::cast, infer_cast, kernel_cast);
+}
+
+}  // namespace dyn

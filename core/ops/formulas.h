@@ -1,0 +1,132 @@
+// Per-element formulas of the elementwise ops. Eager kernels and (later) fused kernels evaluate
+// exactly these functions, so both produce the same bits.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace dyn::formula {
+
+template <typename T>
+constexpr bool kFloat = std::is_floating_point_v<T>;
+
+// ---- unary ----
+template <typename T> T neg(T x) { return -x; }
+template <typename T> T abs(T x) { if constexpr (kFloat<T>) return std::fabs(x); else return x < 0 ? -x : x; }
+template <typename T> T exp(T x) { return std::exp(x); }
+template <typename T> T log(T x) { return std::log(x); }
+template <typename T> T sqrt(T x) { return std::sqrt(x); }
+template <typename T> T rsqrt(T x) { return T(1) / std::sqrt(x); }
+template <typename T> T sin(T x) { return std::sin(x); }
+template <typename T> T cos(T x) { return std::cos(x); }
+template <typename T> T tanh(T x) { return std::tanh(x); }
+template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <typename T> T relu(T x) {
+  if constexpr (kFloat<T>) if (std::isnan(x)) return x;
+  return x > T(0) ? x : T(0);
+}
+template <typename T> T gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
+template <typename T> T silu(T x) { return x / (T(1) + std::exp(-x)); }
+template <typename T> T floor(T x) { if constexpr (kFloat<T>) return std::floor(x); else return x; }
+template <typename T> T ceil(T x) { if constexpr (kFloat<T>) return std::ceil(x); else return x; }
+
+// ---- binary ----
+template <typename T> T add(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a || b; else return a + b; }
+template <typename T> T sub(T a, T b) { return a - b; }
+template <typename T> T mul(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b; }
+template <typename T> T div(T a, T b) { return a / b; }
+
+// Python's floor division and modulo; for floats numpy's npy_divmod, step for step.
+template <typename T> T floor_divide(T a, T b) {
+  if constexpr (kFloat<T>) {
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T d = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) d -= T(1);
+    if (d == 0) return std::copysign(T(0), a / b);
+    T fd = std::floor(d);
+    if (d - fd > T(0.5)) fd += T(1);
+    return fd;
+  } else {
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
+}
+template <typename T> T remainder(T a, T b) {
+  if constexpr (kFloat<T>) {
+    T mod = std::fmod(a, b);
+    if (b == 0) return mod;
+    if (mod != 0) {
+      if ((b < 0) != (mod < 0)) mod += b;
+    } else {
+      mod = std::copysign(T(0), b);
+    }
+    return mod;
+  } else {
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <typename T> T pow(T a, T b) {
+  if constexpr (kFloat<T>) {
+    // The exponents PyTorch's CPU kernel special-cases, computed the way it does.
+    if (b == T(2)) return a * a;
+    if (b == T(3)) return a * a * a;
+    if (b == T(0.5)) return std::sqrt(a);
+    if (b == T(-1)) return T(1) / a;
+    if (b == T(-2)) return T(1) / (a * a);
+    return std::pow(a, b);
+  } else {
+    T r = 1, base = a;
+    auto e = static_cast<uint64_t>(b);  // negative exponents are rejected before the kernel runs
+    while (e) {
+      if (e & 1) r = static_cast<T>(static_cast<uint64_t>(r) * static_cast<uint64_t>(base));
+      base = static_cast<T>(static_cast<uint64_t>(base) * static_cast<uint64_t>(base));
+      e >>= 1;
+    }
+    return r;
+  }
+}
+template <typename T> T maximum(T a, T b) {
+  if constexpr (kFloat<T>) if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  return a > b ? a : b;
+}
+template <typename T> T minimum(T a, T b) {
+  if constexpr (kFloat<T>) if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  return a < b ? a : b;
+}
+template <typename T> bool eq(T a, T b) { return a == b; }
+template <typename T> bool ne(T a, T b) { return a != b; }
+template <typename T> bool lt(T a, T b) { return a < b; }
+template <typename T> bool le(T a, T b) { return a <= b; }
+template <typename T> bool gt(T a, T b) { return a > b; }
+template <typename T> bool ge(T a, T b) { return a >= b; }
+template <typename T> bool logical_and(T a, T b) { return (a != T(0)) && (b != T(0)); }
+template <typename T> bool logical_or(T a, T b) { return (a != T(0)) || (b != T(0)); }
+template <typename T> bool logical_xor(T a, T b) { return (a != T(0)) != (b != T(0)); }
+template <typename T> bool logical_not(T a) { return a == T(0); }
+
+template <typename T> T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
+  if constexpr (kFloat<T>) if (std::isnan(x)) return x;
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+// Conversion between element types; float to int saturates NaN/out-of-range to INT64_MIN as x86 does,
+// instead of C++'s undefined behaviour.
+template <typename To, typename From> To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (!(v >= From(-9.2233720368547758e18) && v < From(9.2233720368547758e18)))
+      return std::numeric_limits<int64_t>::min();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace dyn::formula

@@ -1,0 +1,301 @@
+// Reductions (sum, mean, amax, amin, max/min with indices, argmax/argmin) and softmax.
+// Note [deterministic reduction]: a row is summed in fixed blocks, each block in 8 interleaved
+// lanes, blocks combined in order. The order depends only on the row length, never on threads.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops/api.h"
+#include "core/ops/formulas.h"
+#include "core/ops/loops.h"
+
+namespace dyn {
+
+namespace {
+
+using InSpan = std::span<const Tensor>;
+using OutSpan = std::span<Tensor>;
+
+constexpr int64_t kSumBlock = 1 << 16;
+
+// Which dims a reduction removes: attrs.dims, or every dim when empty.
+std::vector<bool> reduced_mask(const Tensor& t, const Dims& dims) {
+  int nd = t.ndim();
+  std::vector<bool> mask(std::max(nd, 1), dims.empty());
+  for (int64_t d : dims) {
+    int w = wrap_dim(d, nd);
+    DYN_CHECK(!mask[w] || dims.empty(), ErrorKind::Runtime, "dim {} appears multiple times in the list of dims", w);
+    mask[w] = true;
+  }
+  return mask;
+}
+
+Dims reduced_shape(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
+  Dims out;
+  for (int d = 0; d < t.ndim(); ++d) {
+    if (!mask[d])
+      out.push_back(t.size(d));
+    else if (keepdim)
+      out.push_back(1);
+  }
+  return out;
+}
+
+// The input as a contiguous [rows, R] block with the reduced dims innermost.
+Tensor rows_layout(const Tensor& t, const std::vector<bool>& mask, int64_t* rows, int64_t* r) {
+  Dims perm;
+  int64_t kept = 1, red = 1;
+  for (int d = 0; d < t.ndim(); ++d)
+    if (!mask[d]) perm.push_back(d), kept *= t.size(d);
+  for (int d = 0; d < t.ndim(); ++d)
+    if (mask[d]) perm.push_back(d), red *= t.size(d);
+  *rows = kept;
+  *r = red;
+  return ops::contiguous(t.ndim() ? ops::permute(t, perm) : t);
+}
+
+template <typename Acc, typename T>
+Acc sum_lanes(const T* p, int64_t n) {
+  Acc acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += static_cast<Acc>(p[i + j]);
+  for (int j = 0; i < n; ++i, ++j) acc[j] += static_cast<Acc>(p[i]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+template <typename Acc, typename T>
+Acc sum_row(const T* p, int64_t n) {
+  if (n <= kSumBlock) return sum_lanes<Acc>(p, n);
+  int64_t nb = (n + kSumBlock - 1) / kSumBlock;
+  std::vector<Acc> part(nb);
+  parallel_for(0, nb, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) part[k] = sum_lanes<Acc>(p + k * kSumBlock, std::min(kSumBlock, n - k * kSumBlock));
+  });
+  Acc total = 0;
+  for (Acc v : part) total += v;
+  return total;
+}
+
+// Calls f(row) for every row, in parallel when there is enough work.
+template <typename F>
+void for_rows(int64_t rows, int64_t r, F f) {
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(r, 1));
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+void infer_reduce(OpId op, InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  auto mask = reduced_mask(t, a.dims);
+  m->shape = reduced_shape(t, mask, a.keepdim);
+  DType d = a.has_hi ? a.dtype : t.dtype();  // has_hi: an explicit dtype= was given
+  if (op == OpId::sum) {
+    m->dtype = is_floating(d) ? d : DType::Int64;
+  } else if (op == OpId::mean) {
+    DYN_CHECK(is_floating(d), ErrorKind::Runtime,
+              "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+              "Got: {}",
+              legacy_dtype_name(d));
+    m->dtype = d;
+  } else {
+    for (int i = 0; i < t.ndim(); ++i)
+      DYN_CHECK(!(mask[i] && t.size(i) == 0), ErrorKind::Index,
+                "{}(): Expected reduction dim {} to have non-zero size.", op_name(op), i);
+    m->dtype = d;
+  }
+}
+
+template <OpId Op>
+void infer_reduce_op(InSpan in, const Attrs& a, OutMeta* m) {
+  infer_reduce(Op, in, a, m);
+}
+
+template <OpId Op>
+void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
+  DType od = out[0].dtype();
+  Tensor src = in[0];
+  if (a.has_hi && src.dtype() != a.dtype) src = ops::to_dtype(src, a.dtype);
+  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64) src = ops::to_dtype(src, DType::Int64);
+  auto mask = reduced_mask(src, a.dims);
+  int64_t rows, r;
+  Tensor x = rows_layout(src, mask, &rows, &r);
+  visit_dtype(od, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool> || Op == OpId::amax || Op == OpId::amin) {
+      const T* p = x.data<T>();
+      T* o = out[0].data<T>();
+      for_rows(rows, r, [&](int64_t i) {
+        const T* row = p + i * r;
+        if constexpr (Op == OpId::sum || Op == OpId::mean) {
+          if constexpr (std::is_floating_point_v<T>) {
+            double s = sum_row<double>(row, r);
+            o[i] = static_cast<T>(Op == OpId::mean ? s / static_cast<double>(r) : s);
+          } else {
+            o[i] = static_cast<T>(sum_row<int64_t>(row, r));
+          }
+        } else {
+          T best = row[0];
+          for (int64_t k = 1; k < r; ++k) {
+            T v = row[k];
+            if constexpr (std::is_floating_point_v<T>)
+              if (std::isnan(best)) break;
+            if constexpr (std::is_floating_point_v<T>)
+              if (std::isnan(v)) {
+                best = v;
+                break;
+              }
+            if (Op == OpId::amax ? v > best : v < best) best = v;
+          }
+          o[i] = best;
+        }
+      });
+    }
+  });
+}
+
+// ---- max/min with indices, argmax/argmin ----
+
+void infer_index_reduce(InSpan in, const Attrs& a, OutMeta* m, int nout) {
+  const Tensor& t = in[0];
+  Dims dims;
+  if (a.has_lo) dims.push_back(a.dim);
+  auto mask = reduced_mask(t, dims);
+  for (int i = 0; i < t.ndim(); ++i)
+    DYN_CHECK(!(mask[i] && t.size(i) == 0), ErrorKind::Index,
+              "argmax(): Expected reduction dim {} to have non-zero size.", i);
+  if (!a.has_lo && t.numel() == 0)
+    fail(ErrorKind::Runtime, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+  Dims shape = reduced_shape(t, mask, a.keepdim);
+  DYN_CHECK(t.dtype() != DType::Bool || nout == 2, ErrorKind::Runtime, "\"argmax\" not implemented for 'Bool'");
+  if (nout == 2) {
+    m[0] = OutMeta{t.dtype(), shape};
+    m[1] = OutMeta{DType::Int64, shape};
+  } else {
+    m[0] = OutMeta{DType::Int64, shape};
+  }
+}
+
+template <OpId Op>
+void infer_index_reduce_op(InSpan in, const Attrs& a, OutMeta* m) {
+  infer_index_reduce(in, a, m, (Op == OpId::max_dim || Op == OpId::min_dim) ? 2 : 1);
+}
+
+template <OpId Op>
+void kernel_index_reduce(InSpan in, const Attrs& a, OutSpan out) {
+  constexpr bool kMax = Op == OpId::max_dim || Op == OpId::argmax;
+  Dims dims;
+  if (a.has_lo) dims.push_back(a.dim);
+  auto mask = reduced_mask(in[0], dims);
+  int64_t rows, r;
+  Tensor x = rows_layout(in[0], mask, &rows, &r);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = x.data<T>();
+    int64_t* idx = out[out.size() - 1].data<int64_t>();
+    T* vals = out.size() == 2 ? out[0].data<T>() : nullptr;
+    for_rows(rows, r, [&](int64_t i) {
+      const T* row = p + i * r;
+      int64_t bi = 0;
+      T best = row[0];
+      for (int64_t k = 1; k < r; ++k) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(best)) break;
+          if (std::isnan(row[k])) {
+            best = row[k], bi = k;
+            break;
+          }
+        }
+        if (kMax ? row[k] > best : row[k] < best) best = row[k], bi = k;
+      }
+      idx[i] = bi;
+      if (vals) vals[i] = best;
+    });
+  });
+}
+
+// ---- softmax ----
+
+template <OpId Op>
+void infer_softmax(InSpan in, const Attrs& a, OutMeta* m) {
+  wrap_dim(a.dim, in[0].ndim());
+  DYN_CHECK(is_floating(in[0].dtype()), ErrorKind::Runtime, "\"{}_lastdim_kernel_impl\" not implemented for '{}'",
+            op_name(Op), legacy_dtype_name(in[0].dtype()));
+  m->shape = in[0].shape();
+  m->dtype = in[0].dtype();
+}
+
+template <OpId Op>
+void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
+  const Tensor& t = in[0];
+  if (t.numel() == 0) return;
+  int nd = t.ndim();
+  int dim = wrap_dim(a.dim, nd);
+  std::vector<bool> mask(std::max(nd, 1), false);
+  mask[nd ? dim : 0] = true;
+  int64_t rows, r;
+  Tensor x = rows_layout(t, mask, &rows, &r);
+  bool direct = nd == 0 || dim == nd - 1;  // the rows layout is the output's own layout
+  Tensor dst = direct ? out[0] : Tensor::empty(x.shape(), t.dtype());
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* p = x.data<T>();
+      T* o = dst.data<T>();
+      for_rows(rows, r, [&](int64_t i) {
+        const T* row = p + i * r;
+        T* orow = o + i * r;
+        T mx = row[0];
+        for (int64_t k = 1; k < r; ++k) mx = formula::maximum(mx, row[k]);
+        double s = 0;
+        for (int64_t k = 0; k < r; ++k) {
+          T e = std::exp(row[k] - mx);
+          if (Op == OpId::softmax) orow[k] = e;
+          s += static_cast<double>(e);
+        }
+        if constexpr (Op == OpId::softmax) {
+          T st = static_cast<T>(s);
+          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] / st;
+        } else {
+          T ls = static_cast<T>(std::log(s));
+          for (int64_t k = 0; k < r; ++k) orow[k] = row[k] - mx - ls;
+        }
+      });
+    }
+  });
+  if (!direct) {
+    // dst holds [kept..., dim]; move dim back to its place.
+    Dims perm;
+    for (int d = 0; d < nd; ++d)
+      if (d != dim) perm.push_back(d);
+    perm.insert(dim, nd - 1);
+    Dims shape_perm;
+    for (int d = 0; d < nd; ++d)
+      if (d != dim) shape_perm.push_back(t.size(d));
+    shape_perm.push_back(t.size(dim));
+    Tensor v = ops::permute(ops::view(dst, shape_perm), perm);
+    ops::copy_(out[0], v);
+  }
+}
+
+void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
+  t[static_cast<int>(op)].infer = infer;
+  t[static_cast<int>(op)].kernel = kernel;
+}
+
+}  // namespace
+
+void register_reduce_ops(OpDef* t) {
+#define DYN_R(n) set(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
+  DYN_R(sum) DYN_R(mean) DYN_R(amax) DYN_R(amin)
+#undef DYN_R
+#define DYN_I(n) set(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
+  DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)
+#undef DYN_I
+  set(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
+  set(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);
+}
+
+}  // namespace dyn

@@ -1,0 +1,123 @@
+// The op table and eager dispatch: infer, allocate, run the kernel.
+#include "core/ops/registry.h"
+
+#include <cassert>
+
+#include "core/error.h"
+
+namespace dyn {
+
+namespace {
+
+struct Table {
+  OpDef rows[kNumOps];
+  Table() {
+    int i = 0;
+#define DYN_X(n, c, nin, nout) rows[i++] = OpDef{#n, OpClass::c, nin, nout};
+    DYN_OPS(DYN_X)
+#undef DYN_X
+    register_elementwise_ops(rows);
+    register_reduce_ops(rows);
+    register_shape_ops(rows);
+    register_matmul_ops(rows);
+  }
+};
+
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
+Tensor allocate(const OutMeta& m) { return Tensor::empty(m.shape, m.dtype); }
+
+void check_arity(const OpDef& d, std::span<const Tensor> in) {
+  assert(d.num_inputs < 0 || static_cast<int>(in.size()) == d.num_inputs);
+  (void)d;
+  (void)in;
+}
+
+}  // namespace
+
+DType result_type(std::span<const Tensor> ts) {
+  bool have_dim = false, have_zero = false;
+  DType dim_t = DType::Bool, zero_t = DType::Bool;
+  for (const Tensor& t : ts) {
+    if (t.ndim() > 0) {
+      dim_t = have_dim ? promote_types(dim_t, t.dtype()) : t.dtype();
+      have_dim = true;
+    } else {
+      zero_t = have_zero ? promote_types(zero_t, t.dtype()) : t.dtype();
+      have_zero = true;
+    }
+  }
+  if (!have_dim) return zero_t;
+  if (!have_zero) return dim_t;
+  return dtype_category(zero_t) > dtype_category(dim_t) ? zero_t : dim_t;
+}
+
+std::string_view legacy_dtype_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "Bool";
+    case DType::Int64: return "Long";
+    case DType::Float32: return "Float";
+    case DType::Float64: break;
+  }
+  return "Double";
+}
+
+const OpDef& op_def(OpId op) { return table().rows[static_cast<int>(op)]; }
+
+Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  const OpDef& d = op_def(op);
+  check_arity(d, in);
+  assert(d.num_outputs == 1);
+  OutMeta m;
+  d.infer(in, a, &m);
+  if (d.cls == OpClass::View) return in[0].as_strided(m.shape, m.strides, m.offset);
+  Tensor out;
+  if (d.cls != OpClass::DataDependent) out = allocate(m);
+  d.kernel(in, a, std::span<Tensor>(&out, 1));
+  return out;
+}
+
+std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  const OpDef& d = op_def(op);
+  check_arity(d, in);
+  assert(d.num_outputs == 2);
+  OutMeta m[2];
+  d.infer(in, a, m);
+  Tensor out[2] = {allocate(m[0]), allocate(m[1])};
+  d.kernel(in, a, std::span<Tensor>(out, 2));
+  return {out[0], out[1]};
+}
+
+void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  const OpDef& d = op_def(op);
+  check_arity(d, in);
+  OutMeta m;
+  d.infer(in, a, &m);
+  if (m.shape != self.shape())
+    fail(ErrorKind::Runtime, "output with shape {} doesn't match the broadcast shape {}", dims_str(self.shape()),
+         dims_str(m.shape));
+  for (int i = 0; i < self.ndim(); ++i)
+    if (self.strides()[i] == 0 && self.shape()[i] > 1)
+      fail(ErrorKind::Runtime,
+           "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+           "location. Please clone() the tensor before performing the operation.");
+  if (m.dtype != self.dtype() && dtype_category(m.dtype) > dtype_category(self.dtype()))
+    fail(ErrorKind::Runtime, "result type {} can't be cast to the desired output type {}", legacy_dtype_name(m.dtype),
+         legacy_dtype_name(self.dtype()));
+  if (m.dtype == self.dtype()) {
+    d.kernel(in, a, std::span<Tensor>(&self, 1));
+    return;
+  }
+  // Computed in the promoted dtype, then cast into self: what eager PyTorch does too.
+  Tensor tmp = allocate(m);
+  d.kernel(in, a, std::span<Tensor>(&tmp, 1));
+  Attrs ca;
+  ca.dtype = self.dtype();
+  const Tensor src[1] = {tmp};
+  op_def(OpId::cast).kernel(std::span<const Tensor>(src, 1), ca, std::span<Tensor>(&self, 1));
+}
+
+}  // namespace dyn

@@ -1,0 +1,369 @@
+// Views (view, permute, expand, select, slice, unsqueeze, squeeze) and gathers/joins
+// (index, gather, masked_select, cat). A view's infer computes its whole geometry.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops/api.h"
+#include "core/ops/loops.h"
+
+namespace dyn {
+
+namespace {
+
+using InSpan = std::span<const Tensor>;
+using OutSpan = std::span<Tensor>;
+
+// Resolves one -1 in a requested shape against numel.
+Dims infer_size(const Dims& req, int64_t numel) {
+  Dims out = req;
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < req.size(); ++i) {
+    if (req[i] == -1) {
+      DYN_CHECK(infer < 0, ErrorKind::Runtime, "only one dimension can be inferred");
+      infer = i;
+    } else {
+      DYN_CHECK(req[i] >= 0, ErrorKind::Runtime, "invalid shape dimension {}", req[i]);
+      known *= req[i];
+    }
+  }
+  if (infer >= 0 && known != 0 && numel % known == 0) {
+    out[infer] = numel / known;
+    return out;
+  }
+  if (infer < 0 && known == numel) return out;
+  fail(ErrorKind::Runtime, "shape '{}' is invalid for input of size {}", dims_str(req), numel);
+}
+
+// Strides that view `t` as `shape` without copying, if any (PyTorch's computeStride).
+std::optional<Dims> view_strides(const Tensor& t, const Dims& shape) {
+  const Dims& os = t.shape();
+  const Dims& ost = t.strides();
+  Dims ns = Dims::filled(shape.size(), 1);
+  if (t.numel() == 0 || os.empty()) return contiguous_strides(shape);
+  int view_d = shape.size() - 1;
+  int64_t chunk = ost.back(), tensor_numel = 1, view_numel = 1;
+  for (int td = os.size() - 1; td >= 0; --td) {
+    tensor_numel *= os[td];
+    if (td == 0 || (os[td - 1] != 1 && ost[td - 1] != tensor_numel * chunk)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        ns[view_d] = view_numel * chunk;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (td > 0) {
+        chunk = ost[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return ns;
+}
+
+void infer_view(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  m->dtype = t.dtype();
+  m->shape = infer_size(a.dims, t.numel());
+  auto st = view_strides(t, m->shape);
+  DYN_CHECK(st.has_value(), ErrorKind::Runtime,
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+            "two contiguous subspaces). Use .reshape(...) instead.");
+  m->strides = *st;
+  m->offset = t.offset();
+}
+
+void infer_permute(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  DYN_CHECK(a.dims.size() == t.ndim(), ErrorKind::Runtime,
+            "permute(): number of dimensions in the tensor input does not match the length of the desired ordering "
+            "of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+            t.ndim(), a.dims.size());
+  std::vector<bool> seen(t.ndim(), false);
+  m->dtype = t.dtype();
+  m->offset = t.offset();
+  for (int i = 0; i < a.dims.size(); ++i) {
+    int d = wrap_dim(a.dims[i], t.ndim());
+    DYN_CHECK(!seen[d], ErrorKind::Runtime, "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    m->shape.push_back(t.size(d));
+    m->strides.push_back(t.strides()[d]);
+  }
+}
+
+void infer_expand(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  const Dims& req = a.dims;
+  DYN_CHECK(req.size() >= t.ndim(), ErrorKind::Runtime,
+            "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the "
+            "tensor ({})",
+            req.size(), t.ndim());
+  m->dtype = t.dtype();
+  m->offset = t.offset();
+  int lead = req.size() - t.ndim();
+  for (int i = 0; i < req.size(); ++i) {
+    int j = i - lead;
+    int64_t want = req[i];
+    if (j < 0) {
+      DYN_CHECK(want >= 0, ErrorKind::Runtime,
+                "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {}", i);
+      m->shape.push_back(want);
+      m->strides.push_back(0);
+      continue;
+    }
+    int64_t have = t.size(j);
+    if (want == -1) want = have;
+    if (have != want) {
+      DYN_CHECK(have == 1, ErrorKind::Runtime,
+                "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension "
+                "{}.  Target sizes: {}.  Tensor sizes: {}",
+                want, have, i, dims_str(req), dims_str(t.shape()));
+      m->shape.push_back(want);
+      m->strides.push_back(0);
+    } else {
+      m->shape.push_back(have);
+      m->strides.push_back(t.strides()[j]);
+    }
+  }
+}
+
+void infer_select(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  DYN_CHECK(t.ndim() > 0, ErrorKind::Index, "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number");
+  int d = wrap_dim(a.dim, t.ndim());
+  int64_t size = t.size(d), i = a.i0;
+  DYN_CHECK(i >= -size && i < size, ErrorKind::Index, "index {} is out of bounds for dimension {} with size {}", i, d,
+            size);
+  if (i < 0) i += size;
+  m->dtype = t.dtype();
+  m->shape = t.shape();
+  m->strides = t.strides();
+  m->offset = t.offset() + i * t.strides()[d];
+  m->shape.erase(d);
+  m->strides.erase(d);
+}
+
+void infer_slice(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  DYN_CHECK(t.ndim() > 0, ErrorKind::Index, "slice() cannot be applied to a 0-dim tensor.");
+  int d = wrap_dim(a.dim, t.ndim());
+  int64_t size = t.size(d), start = a.i0, stop = a.i1, step = a.i2;
+  DYN_CHECK(step > 0, ErrorKind::Value, "step must be greater than zero");
+  if (start < 0) start += size;
+  if (stop < 0) stop += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  stop = std::clamp<int64_t>(stop, start, size);
+  m->dtype = t.dtype();
+  m->shape = t.shape();
+  m->strides = t.strides();
+  m->shape[d] = (stop - start + step - 1) / step;
+  m->strides[d] = t.strides()[d] * step;
+  m->offset = t.offset() + start * t.strides()[d];
+}
+
+void infer_unsqueeze(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  int d = wrap_dim(a.dim, t.ndim() + 1);
+  m->dtype = t.dtype();
+  m->shape = t.shape();
+  m->strides = t.strides();
+  m->offset = t.offset();
+  int64_t st = d < t.ndim() ? t.shape()[d] * t.strides()[d] : 1;
+  m->shape.insert(d, 1);
+  m->strides.insert(d, st);
+}
+
+void infer_squeeze(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  m->dtype = t.dtype();
+  m->offset = t.offset();
+  int only = a.has_lo ? wrap_dim(a.dim, t.ndim()) : -1;
+  for (int d = 0; d < t.ndim(); ++d) {
+    bool drop = t.size(d) == 1 && (only < 0 || only == d);
+    if (drop) continue;
+    m->shape.push_back(t.size(d));
+    m->strides.push_back(t.strides()[d]);
+  }
+}
+
+// ---- index: a[index] along dim ----
+
+void infer_index(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  const Tensor& idx = in[1];
+  DYN_CHECK(idx.dtype() == DType::Int64, ErrorKind::Index,
+            "tensors used as indices must be long, int, byte or bool tensors");
+  DYN_CHECK(t.ndim() > 0, ErrorKind::Index, "too many indices for tensor of dimension 0");
+  int d = wrap_dim(a.dim, t.ndim());
+  m->dtype = t.dtype();
+  for (int i = 0; i < d; ++i) m->shape.push_back(t.size(i));
+  for (int64_t s : idx.shape()) m->shape.push_back(s);
+  for (int i = d + 1; i < t.ndim(); ++i) m->shape.push_back(t.size(i));
+}
+
+// Wrapped, bounds-checked copies of the index values.
+std::vector<int64_t> checked_indices(const Tensor& idx, int64_t size, int dim) {
+  Tensor c = ops::contiguous(idx);
+  std::vector<int64_t> v(c.data<int64_t>(), c.data<int64_t>() + c.numel());
+  for (int64_t& i : v) {
+    DYN_CHECK(i >= -size && i < size, ErrorKind::Index, "index {} is out of bounds for dimension {} with size {}", i,
+              dim, size);
+    if (i < 0) i += size;
+  }
+  return v;
+}
+
+void kernel_index(InSpan in, const Attrs& a, OutSpan out) {
+  const Tensor& t = in[0];
+  int d = wrap_dim(a.dim, t.ndim());
+  std::vector<int64_t> idx = checked_indices(in[1], t.size(d), d);
+  // [outer, size_d, inner] -> [outer, nidx, inner]
+  Tensor src = ops::contiguous(t);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= t.size(i);
+  for (int i = d + 1; i < t.ndim(); ++i) inner *= t.size(i);
+  size_t es = itemsize(t.dtype());
+  const char* sp = static_cast<const char*>(src.raw_data());
+  char* op = static_cast<char*>(out[0].raw_data());
+  int64_t n = static_cast<int64_t>(idx.size()), sd = t.size(d);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(op + ((o * n + k) * inner) * es, sp + ((o * sd + idx[k]) * inner) * es, inner * es);
+}
+
+// ---- gather ----
+
+void infer_gather(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& t = in[0];
+  const Tensor& idx = in[1];
+  DYN_CHECK(idx.dtype() == DType::Int64, ErrorKind::Runtime, "gather(): Expected dtype int64 for index");
+  DYN_CHECK(idx.ndim() == t.ndim(), ErrorKind::Runtime,
+            "Index tensor must have the same number of dimensions as input tensor");
+  int d = wrap_dim(a.dim, t.ndim());
+  for (int i = 0; i < t.ndim(); ++i)
+    DYN_CHECK(i == d || idx.size(i) <= t.size(i), ErrorKind::Runtime,
+              "Size does not match at dimension {} expected index {} to be smaller than self {} apart from "
+              "dimension {}",
+              i, dims_str(idx.shape()), dims_str(t.shape()), d);
+  m->dtype = t.dtype();
+  m->shape = idx.shape();
+}
+
+void kernel_gather(InSpan in, const Attrs& a, OutSpan out) {
+  const Tensor& t = in[0];
+  int nd = t.ndim();
+  int d = wrap_dim(a.dim, nd);
+  std::vector<int64_t> idx = checked_indices(in[1], nd ? t.size(d) : 1, d);
+  const Dims& shape = in[1].shape();
+  size_t es = itemsize(t.dtype());
+  const char* base = static_cast<const char*>(t.raw_data());
+  char* o = static_cast<char*>(out[0].raw_data());
+  int64_t pos[kMaxDims] = {};
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t off = 0;
+    for (int i = 0; i < nd; ++i) off += (i == d ? idx[k] : pos[i]) * t.strides()[i];
+    std::memcpy(o + k * es, base + off * static_cast<int64_t>(es), es);
+    for (int i = nd - 1; i >= 0 && ++pos[i] == shape[i]; --i) pos[i] = 0;
+  }
+}
+
+// ---- masked_select: the output's length depends on the data ----
+
+void infer_masked_select(InSpan in, const Attrs&, OutMeta* m) {
+  DYN_CHECK(in[1].dtype() == DType::Bool, ErrorKind::Runtime, "masked_select: expected BoolTensor for mask");
+  broadcast_shapes(in[0].shape(), in[1].shape());
+  m->dtype = in[0].dtype();
+}
+
+void kernel_masked_select(InSpan in, const Attrs&, OutSpan out) {
+  Dims shape = broadcast_shapes(in[0].shape(), in[1].shape());
+  Tensor x = ops::contiguous(ops::expand(in[0], shape));
+  Tensor mk = ops::contiguous(ops::expand(in[1], shape));
+  const bool* mp = mk.data<bool>();
+  int64_t n = x.numel(), count = 0;
+  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  out[0] = Tensor::empty(Dims{count}, x.dtype());
+  size_t es = itemsize(x.dtype());
+  const char* sp = static_cast<const char*>(x.raw_data());
+  char* op = static_cast<char*>(out[0].raw_data());
+  for (int64_t i = 0, j = 0; i < n; ++i)
+    if (mp[i]) std::memcpy(op + (j++) * es, sp + i * es, es);
+}
+
+// ---- cat ----
+
+// Legacy PyTorch behaviour: 1-D empty tensors are skipped whatever the others' shape.
+bool skipped_in_cat(const Tensor& t) { return t.ndim() == 1 && t.size(0) == 0; }
+
+void infer_cat(InSpan in, const Attrs& a, OutMeta* m) {
+  DYN_CHECK(!in.empty(), ErrorKind::Runtime, "torch.cat(): expected a non-empty list of Tensors");
+  const Tensor* ref = nullptr;
+  for (size_t i = 0; i < in.size(); ++i) {
+    DYN_CHECK(in[i].ndim() > 0, ErrorKind::Runtime,
+              "zero-dimensional tensor (at position {}) cannot be concatenated", i);
+    if (!ref && !skipped_in_cat(in[i])) ref = &in[i];
+  }
+  m->dtype = result_type(in);
+  if (!ref) {
+    m->shape = Dims{0};
+    return;
+  }
+  int d = wrap_dim(a.dim, ref->ndim());
+  m->shape = ref->shape();
+  int64_t total = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Tensor& t = in[i];
+    if (skipped_in_cat(t)) continue;
+    DYN_CHECK(t.ndim() == ref->ndim(), ErrorKind::Runtime,
+              "Tensors must have same number of dimensions: got {} and {}", ref->ndim(), t.ndim());
+    for (int k = 0; k < t.ndim(); ++k)
+      DYN_CHECK(k == d || t.size(k) == ref->size(k), ErrorKind::Runtime,
+                "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor "
+                "number {} in the list.",
+                d, ref->size(k), t.size(k), i);
+    total += t.size(d);
+  }
+  m->shape[d] = total;
+}
+
+void kernel_cat(InSpan in, const Attrs& a, OutSpan out) {
+  Tensor& o = out[0];
+  if (o.numel() == 0) return;
+  int d = wrap_dim(a.dim, o.ndim());
+  int64_t at = 0;
+  for (const Tensor& t : in) {
+    if (skipped_in_cat(t)) continue;
+    Tensor dst = ops::slice(o, d, at, at + t.size(d), 1);
+    ops::copy_(dst, t);
+    at += t.size(d);
+  }
+}
+
+void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
+  t[static_cast<int>(op)].infer = infer;
+  t[static_cast<int>(op)].kernel = kernel;
+}
+
+}  // namespace
+
+void register_shape_ops(OpDef* t) {
+  set(t, OpId::view, infer_view, nullptr);
+  set(t, OpId::permute, infer_permute, nullptr);
+  set(t, OpId::expand, infer_expand, nullptr);
+  set(t, OpId::select, infer_select, nullptr);
+  set(t, OpId::slice, infer_slice, nullptr);
+  set(t, OpId::unsqueeze, infer_unsqueeze, nullptr);
+  set(t, OpId::squeeze, infer_squeeze, nullptr);
+  set(t, OpId::index, infer_index, kernel_index);
+  set(t, OpId::gather, infer_gather, kernel_gather);
+  set(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
+  set(t, OpId::cat, infer_cat, kernel_cat);
+}
+
+bool view_possible(const Tensor& t, const Dims& shape) { return view_strides(t, shape).has_value(); }
+
+}  // namespace dyn

@@ -1,0 +1,40 @@
+"""dyn: a small tensor library with PyTorch's names and semantics, built into dynrepl."""
+import _dyn
+from _dyn import (  # noqa: F401
+    Tensor, Size, bool, int64, float32, float64, tensor, from_numpy, zeros, ones, empty, full, rand, randn,
+    randint, arange, zeros_like, ones_like, empty_like, rand_like, randn_like, full_like, cat, stack, where,
+    manual_seed, initial_seed, set_num_threads, get_num_threads, get_default_dtype, set_default_dtype, blas_info,
+    is_tensor, __version__,
+)
+
+float = float32
+double = float64
+long = int64
+dtype = type(float32)
+
+# Functions that take a tensor first are the Tensor methods themselves: dyn.exp(x) is Tensor.exp(x).
+for _name in (
+    "abs exp log sqrt rsqrt sin cos tanh sigmoid relu neg floor ceil logical_not add sub mul div floor_divide "
+    "remainder pow maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor clamp clip sum mean amax "
+    "amin max min argmax argmin softmax log_softmax matmul reshape flatten transpose permute unsqueeze squeeze "
+    "gather index_select numel clone detach t"
+).split():
+    globals()[_name] = getattr(Tensor, _name)
+del _name
+
+negative = neg
+mm = matmul
+
+
+class return_types:
+    """Named tuples returned by reductions, as torch.return_types."""
+
+    max = _dyn.max_return_type
+    min = _dyn.max_return_type
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+from . import nn  # noqa: E402,F401

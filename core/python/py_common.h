@@ -1,0 +1,74 @@
+// Shared declarations of the binding layer (the only code that includes Python headers).
+#pragma once
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace dyn::py {
+
+// A Python exception is already set; unwinds to the nearest DYN_CATCH.
+struct PythonErrorSet {};
+
+// The Python object of a dyn.Tensor: one handle to the engine's tensor.
+struct PyTensor {
+  PyObject_HEAD Tensor t;
+  PyObject* weakrefs;
+};
+
+struct PyDType {
+  PyObject_HEAD DType t;
+};
+
+extern PyTypeObject TensorType;
+extern PyTypeObject DTypeType;
+extern PyTypeObject* SizeType;
+extern PyTypeObject* MaxReturnType;  // dyn.return_types.max / min: (values, indices)
+
+bool init_tensor_type(PyObject* module);
+bool init_functions(PyObject* module);
+
+inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == &TensorType || PyType_IsSubtype(Py_TYPE(o), &TensorType); }
+inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->t; }
+// New reference.
+PyObject* wrap(Tensor t);
+PyObject* dtype_object(DType t);  // borrowed
+PyObject* make_size(const Dims& d);  // new reference to a dyn.Size
+
+// Sets the Python exception for the C++ exception being handled; returns nullptr.
+PyObject* translate_exception();
+[[noreturn]] void throw_type_error(const std::string& msg);
+
+// Binds positional/keyword arguments to names (vectorcall convention); missing ones are nullptr.
+void parse_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                std::initializer_list<const char*> names, int required, PyObject** out);
+
+// ---- conversions; each throws a TypeError naming fn and arg on a wrong type ----
+bool to_scalar(PyObject* o, Scalar* out);  // false if o is not a Python/numpy number
+Scalar scalar_arg(const char* fn, const char* arg, PyObject* o);
+int64_t int_arg(const char* fn, const char* arg, PyObject* o);
+bool bool_arg(const char* fn, const char* arg, PyObject* o, bool dflt);
+std::optional<DType> dtype_arg(const char* fn, PyObject* o);  // nullptr/None -> nullopt
+const Tensor& tensor_arg(const char* fn, const char* arg, PyObject* o);
+// One int or a sequence of ints.
+Dims dims_arg(const char* fn, const char* arg, PyObject* o);
+// f(2, 3) or f((2, 3)) or f([2, 3]) or f(dyn.Size): the positional args as a shape.
+Dims shape_args(const char* fn, PyObject* const* args, Py_ssize_t nargs);
+// A tensor from nested lists, scalars, buffers (numpy arrays) or tensors; a copy.
+Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype);
+// A tensor sharing the memory of a numpy array (or any buffer).
+Tensor tensor_from_buffer(PyObject* obj);
+PyObject* tensor_to_list(const Tensor& t);
+
+}  // namespace dyn::py
+
+#define DYN_TRY try {
+#define DYN_CATCH                            \
+  }                                          \
+  catch (...) {                              \
+    return ::dyn::py::translate_exception(); \
+  }

@@ -1,0 +1,519 @@
+// dyn.Tensor methods and dyn module functions: argument binding around the eager op API.
+#include <vector>
+
+#include "core/blas.h"
+#include "core/error.h"
+#include "core/ops/api.h"
+#include "core/python/py_common.h"
+#include "core/random.h"
+#include "core/thread_pool.h"
+
+namespace dyn::py {
+
+namespace {
+
+using Args = PyObject* const*;
+#define DYN_FAST(name) PyObject* name(PyObject* self, Args args, Py_ssize_t nargs, PyObject* kw)
+#define DYN_ENTRY(pyname, fn, doc) {pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc}
+
+const Tensor& T(PyObject* self) { return unwrap(self); }
+Tensor& Tm(PyObject* self) { return reinterpret_cast<PyTensor*>(self)->t; }
+
+// ---- methods: elementwise ----
+
+template <OpId Op>
+DYN_FAST(m_unary) {
+  DYN_TRY
+  parse_args(op_name(Op).data(), args, nargs, kw, {}, 0, nullptr);
+  return wrap(ops::unary(Op, T(self)));
+  DYN_CATCH
+}
+
+// other: a tensor or a Python number; alpha (add/sub) scales other first, as torch.add does.
+Tensor binary_with(OpId op, const Tensor& a, PyObject* other, PyObject* alpha) {
+  Scalar s;
+  if (alpha && alpha != Py_None) {
+    Scalar al = scalar_arg(op_name(op).data(), "alpha", alpha);
+    if (is_tensor(other)) return ops::binary(op, a, ops::binary(OpId::mul, unwrap(other), al));
+    Scalar o = scalar_arg(op_name(op).data(), "other", other);
+    return ops::binary(op, a, ops::binary(OpId::mul, ops::full(Dims{}, o, scalar_dtype(o)), al));
+  }
+  if (is_tensor(other)) return ops::binary(op, a, unwrap(other));
+  if (to_scalar(other, &s)) return ops::binary(op, a, s);
+  throw_type_error(fmt::format("{}(): argument 'other' must be Tensor or Number, not {}", op_name(op),
+                               Py_TYPE(other)->tp_name));
+}
+
+template <OpId Op>
+DYN_FAST(m_binary) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args(op_name(Op).data(), args, nargs, kw, {"other", "alpha"}, 1, a);
+  if (a[1] && Op != OpId::add && Op != OpId::sub)
+    throw_type_error(fmt::format("{}() got an unexpected keyword argument 'alpha'", op_name(Op)));
+  return wrap(binary_with(Op, T(self), a[0], a[1]));
+  DYN_CATCH
+}
+
+template <OpId Op>
+DYN_FAST(m_binary_) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args(op_name(Op).data(), args, nargs, kw, {"other", "alpha"}, 1, a);
+  Scalar s;
+  if (a[1] && a[1] != Py_None) {
+    Tensor other = binary_with(OpId::add, ops::full(Dims{}, Scalar::from_int(0), DType::Bool), a[0], nullptr);
+    ops::binary_(Op, Tm(self), ops::binary(OpId::mul, other, scalar_arg(op_name(Op).data(), "alpha", a[1])));
+  } else if (is_tensor(a[0])) {
+    ops::binary_(Op, Tm(self), unwrap(a[0]));
+  } else {
+    ops::binary_(Op, Tm(self), scalar_arg(op_name(Op).data(), "other", a[0]));
+  }
+  Py_INCREF(self);
+  return self;
+  DYN_CATCH
+}
+
+DYN_FAST(m_zero_) {
+  DYN_TRY
+  parse_args("zero_", args, nargs, kw, {}, 0, nullptr);
+  ops::fill_(Tm(self), Scalar::from_int(0));
+  Py_INCREF(self);
+  return self;
+  DYN_CATCH
+}
+
+DYN_FAST(m_fill_) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("fill_", args, nargs, kw, {"value"}, 1, a);
+  if (is_tensor(a[0]))
+    ops::copy_(Tm(self), unwrap(a[0]));
+  else
+    ops::fill_(Tm(self), scalar_arg("fill_", "value", a[0]));
+  Py_INCREF(self);
+  return self;
+  DYN_CATCH
+}
+
+DYN_FAST(m_copy_) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("copy_", args, nargs, kw, {"src"}, 1, a);
+  ops::copy_(Tm(self), tensor_arg("copy_", "src", a[0]));
+  Py_INCREF(self);
+  return self;
+  DYN_CATCH
+}
+
+Tensor as_tensor_like(PyObject* o, const Tensor& like) {
+  if (is_tensor(o)) return unwrap(o);
+  Scalar s = scalar_arg("where", "other", o);
+  // A Python number stands as a 0-dim tensor of its own kind, so promotion treats it as a scalar.
+  (void)like;
+  return ops::full(Dims{}, s, scalar_dtype(s));
+}
+
+DYN_FAST(m_where) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("where", args, nargs, kw, {"condition", "other"}, 2, a);
+  return wrap(ops::where(tensor_arg("where", "condition", a[0]), T(self), as_tensor_like(a[1], T(self))));
+  DYN_CATCH
+}
+
+DYN_FAST(m_clamp) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("clamp", args, nargs, kw, {"min", "max"}, 0, a);
+  std::optional<Scalar> lo, hi;
+  if (a[0] && a[0] != Py_None) lo = scalar_arg("clamp", "min", a[0]);
+  if (a[1] && a[1] != Py_None) hi = scalar_arg("clamp", "max", a[1]);
+  return wrap(ops::clamp(T(self), lo, hi));
+  DYN_CATCH
+}
+
+// ---- methods: reductions ----
+
+template <OpId Op>
+DYN_FAST(m_reduce) {
+  DYN_TRY
+  PyObject* a[3];
+  const char* fn = op_name(Op).data();
+  parse_args(fn, args, nargs, kw, {"dim", "keepdim", "dtype"}, 0, a);
+  Dims dims = a[0] && a[0] != Py_None ? dims_arg(fn, "dim", a[0]) : Dims{};
+  DYN_CHECK(!(a[0] && a[0] != Py_None && dims.empty()) || Op == OpId::sum || Op == OpId::mean, ErrorKind::Runtime,
+            "{}(): dim must not be empty", fn);
+  return wrap(ops::reduce(Op, T(self), dims, bool_arg(fn, "keepdim", a[1], false), dtype_arg(fn, a[2])));
+  DYN_CATCH
+}
+
+PyObject* make_max_return(std::pair<Tensor, Tensor> r) {
+  PyObject* o = PyStructSequence_New(MaxReturnType);
+  if (!o) throw PythonErrorSet{};
+  PyStructSequence_SetItem(o, 0, wrap(std::move(r.first)));
+  PyStructSequence_SetItem(o, 1, wrap(std::move(r.second)));
+  return o;
+}
+
+template <bool IsMin>
+DYN_FAST(m_max) {
+  DYN_TRY
+  PyObject* a[2];
+  const char* fn = IsMin ? "min" : "max";
+  parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
+  if (!a[0] || a[0] == Py_None) {
+    const Tensor& t = T(self);
+    DYN_CHECK(t.numel() > 0, ErrorKind::Runtime,
+              "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
+              "the 'dim' argument.",
+              fn);
+    return wrap(ops::reduce(IsMin ? OpId::amin : OpId::amax, t, Dims{}, false));
+  }
+  if (is_tensor(a[0])) return wrap(ops::binary(IsMin ? OpId::minimum : OpId::maximum, T(self), unwrap(a[0])));
+  return make_max_return(ops::max_dim(T(self), int_arg(fn, "dim", a[0]), bool_arg(fn, "keepdim", a[1], false), IsMin));
+  DYN_CATCH
+}
+
+template <bool IsMin>
+DYN_FAST(m_argmax) {
+  DYN_TRY
+  PyObject* a[2];
+  const char* fn = IsMin ? "argmin" : "argmax";
+  parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
+  std::optional<int64_t> dim;
+  if (a[0] && a[0] != Py_None) dim = int_arg(fn, "dim", a[0]);
+  return wrap(ops::argmax(T(self), dim, bool_arg(fn, "keepdim", a[1], false), IsMin));
+  DYN_CATCH
+}
+
+template <bool Log>
+DYN_FAST(m_softmax) {
+  DYN_TRY
+  PyObject* a[2];
+  const char* fn = Log ? "log_softmax" : "softmax";
+  parse_args(fn, args, nargs, kw, {"dim", "dtype"}, 1, a);
+  Tensor x = T(self);
+  if (auto d = dtype_arg(fn, a[1])) x = ops::to_dtype(x, *d);
+  return wrap(ops::softmax(x, int_arg(fn, "dim", a[0]), Log));
+  DYN_CATCH
+}
+
+DYN_FAST(m_matmul) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("matmul", args, nargs, kw, {"other"}, 1, a);
+  return wrap(ops::matmul(T(self), tensor_arg("matmul", "other", a[0])));
+  DYN_CATCH
+}
+
+// ---- methods: shapes and views ----
+
+DYN_FAST(m_view) {
+  DYN_TRY
+  if (kw) throw_type_error("view() takes the shape as positional arguments");
+  if (nargs == 1 && Py_TYPE(args[0]) == &DTypeType)
+    throw_type_error("view(dtype) is not supported by dyn; use .to(dtype)");
+  return wrap(ops::view(T(self), shape_args("view", args, nargs)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_reshape) {
+  DYN_TRY
+  if (kw) throw_type_error("reshape() takes the shape as positional arguments");
+  return wrap(ops::reshape(T(self), shape_args("reshape", args, nargs)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_expand) {
+  DYN_TRY
+  if (kw) throw_type_error("expand() takes the sizes as positional arguments");
+  return wrap(ops::expand(T(self), shape_args("expand", args, nargs)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_expand_as) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("expand_as", args, nargs, kw, {"other"}, 1, a);
+  return wrap(ops::expand(T(self), tensor_arg("expand_as", "other", a[0]).shape()));
+  DYN_CATCH
+}
+
+DYN_FAST(m_permute) {
+  DYN_TRY
+  if (kw) throw_type_error("permute() takes the dims as positional arguments");
+  return wrap(ops::permute(T(self), shape_args("permute", args, nargs)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_transpose) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("transpose", args, nargs, kw, {"dim0", "dim1"}, 2, a);
+  return wrap(ops::transpose(T(self), int_arg("transpose", "dim0", a[0]), int_arg("transpose", "dim1", a[1])));
+  DYN_CATCH
+}
+
+DYN_FAST(m_t) {
+  DYN_TRY
+  parse_args("t", args, nargs, kw, {}, 0, nullptr);
+  DYN_CHECK(T(self).ndim() <= 2, ErrorKind::Runtime, "t() expects a tensor with <= 2 dimensions, but self is {}D",
+            T(self).ndim());
+  return wrap(T(self).ndim() < 2 ? T(self) : ops::transpose(T(self), 0, 1));
+  DYN_CATCH
+}
+
+DYN_FAST(m_flatten) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("flatten", args, nargs, kw, {"start_dim", "end_dim"}, 0, a);
+  int64_t s = a[0] ? int_arg("flatten", "start_dim", a[0]) : 0;
+  int64_t e = a[1] ? int_arg("flatten", "end_dim", a[1]) : -1;
+  return wrap(ops::flatten(T(self), s, e));
+  DYN_CATCH
+}
+
+DYN_FAST(m_unsqueeze) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("unsqueeze", args, nargs, kw, {"dim"}, 1, a);
+  return wrap(ops::unsqueeze(T(self), int_arg("unsqueeze", "dim", a[0])));
+  DYN_CATCH
+}
+
+DYN_FAST(m_squeeze) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("squeeze", args, nargs, kw, {"dim"}, 0, a);
+  std::optional<int64_t> d;
+  if (a[0] && a[0] != Py_None) d = int_arg("squeeze", "dim", a[0]);
+  return wrap(ops::squeeze(T(self), d));
+  DYN_CATCH
+}
+
+DYN_FAST(m_contiguous) {
+  DYN_TRY
+  parse_args("contiguous", args, nargs, kw, {}, 0, nullptr);
+  return wrap(ops::contiguous(T(self)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_is_contiguous) {
+  DYN_TRY
+  parse_args("is_contiguous", args, nargs, kw, {}, 0, nullptr);
+  return PyBool_FromLong(T(self).is_contiguous());
+  DYN_CATCH
+}
+
+DYN_FAST(m_size) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("size", args, nargs, kw, {"dim"}, 0, a);
+  const Tensor& t = T(self);
+  if (!a[0] || a[0] == Py_None) return make_size(t.shape());
+  return PyLong_FromLongLong(t.size(wrap_dim(int_arg("size", "dim", a[0]), t.ndim())));
+  DYN_CATCH
+}
+
+DYN_FAST(m_stride) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("stride", args, nargs, kw, {"dim"}, 0, a);
+  const Tensor& t = T(self);
+  if (a[0] && a[0] != Py_None) return PyLong_FromLongLong(t.strides()[wrap_dim(int_arg("stride", "dim", a[0]), t.ndim())]);
+  PyObject* tup = PyTuple_New(t.ndim());
+  for (int i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t.strides()[i]));
+  return tup;
+  DYN_CATCH
+}
+
+DYN_FAST(m_storage_offset) {
+  DYN_TRY
+  parse_args("storage_offset", args, nargs, kw, {}, 0, nullptr);
+  return PyLong_FromLongLong(T(self).offset());
+  DYN_CATCH
+}
+
+DYN_FAST(m_dim) {
+  DYN_TRY
+  parse_args("dim", args, nargs, kw, {}, 0, nullptr);
+  return PyLong_FromLong(T(self).ndim());
+  DYN_CATCH
+}
+
+DYN_FAST(m_numel) {
+  DYN_TRY
+  parse_args("numel", args, nargs, kw, {}, 0, nullptr);
+  return PyLong_FromLongLong(T(self).numel());
+  DYN_CATCH
+}
+
+DYN_FAST(m_gather) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("gather", args, nargs, kw, {"dim", "index"}, 2, a);
+  return wrap(ops::gather(T(self), int_arg("gather", "dim", a[0]), tensor_arg("gather", "index", a[1])));
+  DYN_CATCH
+}
+
+DYN_FAST(m_index_select) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("index_select", args, nargs, kw, {"dim", "index"}, 2, a);
+  const Tensor& idx = tensor_arg("index_select", "index", a[1]);
+  DYN_CHECK(idx.ndim() <= 1, ErrorKind::Index, "index_select(): Index is supposed to be a vector");
+  return wrap(ops::index(T(self), int_arg("index_select", "dim", a[0]), idx));
+  DYN_CATCH
+}
+
+// ---- methods: conversion ----
+
+DYN_FAST(m_to) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("to", args, nargs, kw, {"dtype", "device"}, 0, a);
+  PyObject* d = a[0];
+  if (d && PyUnicode_Check(d)) {  // .to("cpu")
+    DYN_CHECK(PyUnicode_CompareWithASCIIString(d, "cpu") == 0, ErrorKind::Runtime,
+              "dyn runs on the CPU only; got device '{}'", PyUnicode_AsUTF8(d));
+    d = nullptr;
+  }
+  if (d && is_tensor(d)) return wrap(ops::to_dtype(T(self), unwrap(d).dtype()));
+  auto dt = dtype_arg("to", d);
+  return wrap(dt ? ops::to_dtype(T(self), *dt) : T(self));
+  DYN_CATCH
+}
+
+template <DType D>
+DYN_FAST(m_as) {
+  DYN_TRY
+  parse_args("to", args, nargs, kw, {}, 0, nullptr);
+  return wrap(ops::to_dtype(T(self), D));
+  DYN_CATCH
+}
+
+DYN_FAST(m_clone) {
+  DYN_TRY
+  parse_args("clone", args, nargs, kw, {}, 0, nullptr);
+  return wrap(ops::clone(T(self)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_detach) {
+  DYN_TRY
+  parse_args("detach", args, nargs, kw, {}, 0, nullptr);
+  const Tensor& t = T(self);
+  return wrap(t.as_strided(t.shape(), t.strides(), t.offset()));
+  DYN_CATCH
+}
+
+DYN_FAST(m_item) {
+  DYN_TRY
+  parse_args("item", args, nargs, kw, {}, 0, nullptr);
+  const Tensor& t = T(self);
+  if (is_floating(t.dtype())) return PyFloat_FromDouble(ops::item_double(t));
+  if (t.dtype() == DType::Bool) return PyBool_FromLong(ops::item_int(t));
+  return PyLong_FromLongLong(ops::item_int(t));
+  DYN_CATCH
+}
+
+DYN_FAST(m_tolist) {
+  DYN_TRY
+  parse_args("tolist", args, nargs, kw, {}, 0, nullptr);
+  return tensor_to_list(T(self));
+  DYN_CATCH
+}
+
+DYN_FAST(m_numpy) {
+  DYN_TRY
+  parse_args("numpy", args, nargs, kw, {}, 0, nullptr);
+  static PyObject* asarray = nullptr;
+  if (!asarray) {
+    PyObject* np = PyImport_ImportModule("numpy");
+    if (!np) return nullptr;
+    asarray = PyObject_GetAttrString(np, "asarray");
+    Py_DECREF(np);
+    if (!asarray) return nullptr;
+  }
+  return PyObject_CallOneArg(asarray, self);
+  DYN_CATCH
+}
+
+DYN_FAST(m_requires_grad_) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("requires_grad_", args, nargs, kw, {"requires_grad"}, 0, a);
+  if (PyObject_SetAttrString(self, "requires_grad", a[0] ? a[0] : Py_True) < 0) return nullptr;
+  Py_INCREF(self);
+  return self;
+  DYN_CATCH
+}
+
+}  // namespace
+
+#define DYN_U(n) DYN_ENTRY(#n, m_unary<OpId::n>, "elementwise " #n),
+#define DYN_B(n) DYN_ENTRY(#n, m_binary<OpId::n>, "elementwise " #n " with broadcasting"),
+PyMethodDef tensor_methods[] = {
+    DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid)
+    DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(neg) DYN_U(floor) DYN_U(ceil) DYN_U(logical_not)
+    DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
+    DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
+    DYN_B(logical_or) DYN_B(logical_xor)
+    DYN_ENTRY("add_", m_binary_<OpId::add>, "in-place add"),
+    DYN_ENTRY("sub_", m_binary_<OpId::sub>, "in-place sub"),
+    DYN_ENTRY("mul_", m_binary_<OpId::mul>, "in-place mul"),
+    DYN_ENTRY("div_", m_binary_<OpId::div>, "in-place div"),
+    DYN_ENTRY("zero_", m_zero_, "fill with zeros in place"),
+    DYN_ENTRY("fill_", m_fill_, "fill with a value in place"),
+    DYN_ENTRY("copy_", m_copy_, "copy (broadcast, cast) src into this tensor"),
+    DYN_ENTRY("where", m_where, "where(condition, other): self where condition else other"),
+    DYN_ENTRY("clamp", m_clamp, "clamp(min=None, max=None)"),
+    DYN_ENTRY("clip", m_clamp, "alias of clamp"),
+    DYN_ENTRY("sum", m_reduce<OpId::sum>, "sum(dim=None, keepdim=False, dtype=None)"),
+    DYN_ENTRY("mean", m_reduce<OpId::mean>, "mean(dim=None, keepdim=False, dtype=None)"),
+    DYN_ENTRY("amax", m_reduce<OpId::amax>, "amax(dim=None, keepdim=False)"),
+    DYN_ENTRY("amin", m_reduce<OpId::amin>, "amin(dim=None, keepdim=False)"),
+    DYN_ENTRY("max", m_max<false>, "max() or max(dim, keepdim=False) -> (values, indices)"),
+    DYN_ENTRY("min", m_max<true>, "min() or min(dim, keepdim=False) -> (values, indices)"),
+    DYN_ENTRY("argmax", m_argmax<false>, "argmax(dim=None, keepdim=False)"),
+    DYN_ENTRY("argmin", m_argmax<true>, "argmin(dim=None, keepdim=False)"),
+    DYN_ENTRY("softmax", m_softmax<false>, "softmax(dim)"),
+    DYN_ENTRY("log_softmax", m_softmax<true>, "log_softmax(dim)"),
+    DYN_ENTRY("matmul", m_matmul, "matrix product with broadcasting"),
+    DYN_ENTRY("view", m_view, "view(*shape): same data, new shape (no copy)"),
+    DYN_ENTRY("reshape", m_reshape, "reshape(*shape): a view when possible, else a copy"),
+    DYN_ENTRY("expand", m_expand, "expand(*sizes): broadcast view"),
+    DYN_ENTRY("expand_as", m_expand_as, "expand_as(other)"),
+    DYN_ENTRY("permute", m_permute, "permute(*dims)"),
+    DYN_ENTRY("transpose", m_transpose, "transpose(dim0, dim1)"),
+    DYN_ENTRY("t", m_t, "transpose of a <= 2-D tensor"),
+    DYN_ENTRY("flatten", m_flatten, "flatten(start_dim=0, end_dim=-1)"),
+    DYN_ENTRY("unsqueeze", m_unsqueeze, "unsqueeze(dim)"),
+    DYN_ENTRY("squeeze", m_squeeze, "squeeze(dim=None)"),
+    DYN_ENTRY("contiguous", m_contiguous, "a contiguous tensor with the same values"),
+    DYN_ENTRY("is_contiguous", m_is_contiguous, "whether the elements are laid out densely in row-major order"),
+    DYN_ENTRY("size", m_size, "size(dim=None)"),
+    DYN_ENTRY("stride", m_stride, "stride(dim=None)"),
+    DYN_ENTRY("storage_offset", m_storage_offset, "offset into the storage, in elements"),
+    DYN_ENTRY("dim", m_dim, "number of dimensions"),
+    DYN_ENTRY("numel", m_numel, "number of elements"),
+    DYN_ENTRY("gather", m_gather, "gather(dim, index)"),
+    DYN_ENTRY("index_select", m_index_select, "index_select(dim, index)"),
+    DYN_ENTRY("to", m_to, "to(dtype)"),
+    DYN_ENTRY("float", m_as<DType::Float32>, "to(dyn.float32)"),
+    DYN_ENTRY("double", m_as<DType::Float64>, "to(dyn.float64)"),
+    DYN_ENTRY("long", m_as<DType::Int64>, "to(dyn.int64)"),
+    DYN_ENTRY("bool", m_as<DType::Bool>, "to(dyn.bool)"),
+    DYN_ENTRY("clone", m_clone, "a copy with its own storage"),
+    DYN_ENTRY("detach", m_detach, "the same data, outside autograd"),
+    DYN_ENTRY("item", m_item, "the value of a one-element tensor as a Python number"),
+    DYN_ENTRY("tolist", m_tolist, "nested Python lists"),
+    DYN_ENTRY("numpy", m_numpy, "a numpy array sharing this tensor's memory"),
+    DYN_ENTRY("requires_grad_", m_requires_grad_, "set requires_grad in place"),
+    {nullptr, nullptr, 0, nullptr},
+};
+#undef DYN_U
+#undef DYN_B
+
+}  // namespace dyn::py

@@ -1,0 +1,467 @@
+// dyn.Tensor: the Python type over engine tensors. Hot operators use the C number protocol
+// directly (no generic dispatcher) so a tiny op costs little more than its kernel.
+
+#include <vector>
+
+#include "core/error.h"
+#include "core/format.h"
+#include "core/ops/api.h"
+#include "core/python/py_common.h"
+
+namespace dyn::py {
+
+namespace {
+
+using ops::binary;
+
+inline PyObject* self_ref(PyObject* self) {
+  Py_INCREF(self);
+  return self;
+}
+
+// ---- number protocol ----
+
+PyObject* binary_op(OpId op, PyObject* a, PyObject* b) {
+  DYN_TRY
+  Scalar s;
+  if (is_tensor(a)) {
+    if (is_tensor(b)) return wrap(binary(op, unwrap(a), unwrap(b)));
+    if (to_scalar(b, &s)) return wrap(binary(op, unwrap(a), s, false));
+  } else if (to_scalar(a, &s)) {
+    return wrap(binary(op, unwrap(b), s, true));
+  }
+  Py_RETURN_NOTIMPLEMENTED;
+  DYN_CATCH
+}
+
+PyObject* inplace_op(OpId op, PyObject* self, PyObject* b) {
+  DYN_TRY
+  Tensor& t = reinterpret_cast<PyTensor*>(self)->t;
+  Scalar s;
+  if (is_tensor(b))
+    ops::binary_(op, t, unwrap(b));
+  else if (to_scalar(b, &s))
+    ops::binary_(op, t, s);
+  else
+    Py_RETURN_NOTIMPLEMENTED;
+  return self_ref(self);
+  DYN_CATCH
+}
+
+#define DYN_NB(name, op) \
+  PyObject* nb_##name(PyObject* a, PyObject* b) { return binary_op(OpId::op, a, b); }
+DYN_NB(add, add)
+DYN_NB(sub, sub)
+DYN_NB(mul, mul)
+DYN_NB(truediv, div)
+DYN_NB(floordiv, floor_divide)
+DYN_NB(rem, remainder)
+#undef DYN_NB
+#define DYN_NBI(name, op) \
+  PyObject* nb_i##name(PyObject* a, PyObject* b) { return inplace_op(OpId::op, a, b); }
+DYN_NBI(add, add)
+DYN_NBI(sub, sub)
+DYN_NBI(mul, mul)
+DYN_NBI(truediv, div)
+#undef DYN_NBI
+
+PyObject* nb_pow(PyObject* a, PyObject* b, PyObject*) { return binary_op(OpId::pow, a, b); }
+
+PyObject* logical_op(OpId op, PyObject* a, PyObject* b) {
+  DYN_TRY
+  const Tensor* t = is_tensor(a) ? &unwrap(a) : &unwrap(b);
+  if (t->dtype() != DType::Bool)
+    fail(ErrorKind::Runtime, "dyn supports &, | and ^ on bool tensors only; got {}",
+         dtype_name(t->dtype()));
+  return binary_op(op, a, b);
+  DYN_CATCH
+}
+PyObject* nb_and(PyObject* a, PyObject* b) { return logical_op(OpId::logical_and, a, b); }
+PyObject* nb_or(PyObject* a, PyObject* b) { return logical_op(OpId::logical_or, a, b); }
+PyObject* nb_xor(PyObject* a, PyObject* b) { return logical_op(OpId::logical_xor, a, b); }
+
+PyObject* nb_neg(PyObject* a) {
+  DYN_TRY return wrap(ops::unary(OpId::neg, unwrap(a)));
+  DYN_CATCH
+}
+PyObject* nb_pos(PyObject* a) { return self_ref(a); }
+PyObject* nb_abs(PyObject* a) {
+  DYN_TRY return wrap(ops::unary(OpId::abs, unwrap(a)));
+  DYN_CATCH
+}
+PyObject* nb_invert(PyObject* a) {
+  DYN_TRY
+  DYN_CHECK(unwrap(a).dtype() == DType::Bool, ErrorKind::Runtime,
+            "dyn supports ~ on bool tensors only; got {}", dtype_name(unwrap(a).dtype()));
+  return wrap(ops::unary(OpId::logical_not, unwrap(a)));
+  DYN_CATCH
+}
+
+PyObject* nb_matmul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  DYN_TRY return wrap(ops::matmul(unwrap(a), unwrap(b)));
+  DYN_CATCH
+}
+
+void check_one_element(const Tensor& t, const char* what) {
+  DYN_CHECK(t.numel() == 1, ErrorKind::Runtime, "{} of Tensor with more than one value is ambiguous", what);
+}
+
+int nb_bool(PyObject* a) {
+  try {
+    check_one_element(unwrap(a), "Boolean value");
+    return ops::item_double(unwrap(a)) != 0.0;
+  } catch (...) {
+    translate_exception();
+    return -1;
+  }
+}
+
+PyObject* nb_float(PyObject* a) {
+  DYN_TRY return PyFloat_FromDouble(ops::item_double(unwrap(a)));
+  DYN_CATCH
+}
+PyObject* nb_int(PyObject* a) {
+  DYN_TRY return PyLong_FromLongLong(ops::item_int(unwrap(a)));
+  DYN_CATCH
+}
+PyObject* nb_index(PyObject* a) {
+  DYN_TRY
+  const Tensor& t = unwrap(a);
+  DYN_CHECK(!is_floating(t.dtype()) && t.numel() == 1, ErrorKind::Type,
+            "only integer tensors of a single element can be converted to an index");
+  return PyLong_FromLongLong(ops::item_int(t));
+  DYN_CATCH
+}
+
+PyNumberMethods number_methods = [] {
+  PyNumberMethods m{};
+  m.nb_add = nb_add;
+  m.nb_subtract = nb_sub;
+  m.nb_multiply = nb_mul;
+  m.nb_true_divide = nb_truediv;
+  m.nb_floor_divide = nb_floordiv;
+  m.nb_remainder = nb_rem;
+  m.nb_power = nb_pow;
+  m.nb_negative = nb_neg;
+  m.nb_positive = nb_pos;
+  m.nb_absolute = nb_abs;
+  m.nb_invert = nb_invert;
+  m.nb_and = nb_and;
+  m.nb_or = nb_or;
+  m.nb_xor = nb_xor;
+  m.nb_bool = nb_bool;
+  m.nb_float = nb_float;
+  m.nb_int = nb_int;
+  m.nb_index = nb_index;
+  m.nb_matrix_multiply = nb_matmul;
+  m.nb_inplace_add = nb_iadd;
+  m.nb_inplace_subtract = nb_isub;
+  m.nb_inplace_multiply = nb_imul;
+  m.nb_inplace_true_divide = nb_itruediv;
+  return m;
+}();
+
+PyObject* richcompare(PyObject* a, PyObject* b, int op) {
+  static const OpId ids[] = {OpId::lt, OpId::le, OpId::eq, OpId::ne, OpId::gt, OpId::ge};
+  Scalar s;
+  if (!is_tensor(b) && !to_scalar(b, &s)) {
+    if (PyErr_Occurred()) return nullptr;
+    // t == "x" is False like any other object comparison, not an error.
+    if (op == Py_EQ) Py_RETURN_FALSE;
+    if (op == Py_NE) Py_RETURN_TRUE;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  return binary_op(ids[op], a, b);
+}
+
+// ---- indexing ----
+
+struct IndexPlan {
+  Tensor view;                 // after basic indexing
+  std::optional<Tensor> tidx;  // an int64 tensor index, applied along tdim
+  int tdim = 0;
+  std::optional<Tensor> mask;  // a bool mask over the whole tensor
+};
+
+Tensor index_tensor_from(PyObject* o) {
+  if (is_tensor(o)) return unwrap(o);
+  return tensor_from_data(o, std::nullopt);  // a list of ints
+}
+
+IndexPlan plan_index(const Tensor& self, PyObject* index) {
+  std::vector<PyObject*> items;
+  if (PyTuple_Check(index)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); ++i) items.push_back(PyTuple_GET_ITEM(index, i));
+  } else {
+    items.push_back(index);
+  }
+  IndexPlan p;
+  // A bool mask covering the tensor selects its elements (a data-dependent shape).
+  if (items.size() == 1 && (is_tensor(items[0])) && unwrap(items[0]).dtype() == DType::Bool) {
+    const Tensor& m = unwrap(items[0]);
+    DYN_CHECK(m.shape() == self.shape(), ErrorKind::Index,
+              "The shape of the mask {} does not match the shape of the indexed tensor {}", dims_str(m.shape()),
+              dims_str(self.shape()));
+    p.mask = m;
+    p.view = self;
+    return p;
+  }
+  int consumed = 0, ellipses = 0;
+  for (PyObject* it : items) {
+    if (it == Py_Ellipsis)
+      ++ellipses;
+    else if (it != Py_None)
+      ++consumed;
+  }
+  DYN_CHECK(ellipses <= 1, ErrorKind::Index, "an index can only have a single ellipsis ('...')");
+  DYN_CHECK(consumed <= self.ndim(), ErrorKind::Index, "too many indices for tensor of dimension {}", self.ndim());
+  Tensor r = self;
+  int dim = 0;
+  for (PyObject* it : items) {
+    if (it == Py_None) {
+      r = ops::unsqueeze(r, dim++);
+    } else if (it == Py_Ellipsis) {
+      dim += self.ndim() - consumed;
+    } else if (PySlice_Check(it)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(it, &start, &stop, &step) < 0) throw PythonErrorSet{};
+      DYN_CHECK(step > 0, ErrorKind::Value, "step must be greater than zero");
+      auto* sl = reinterpret_cast<PySliceObject*>(it);
+      std::optional<int64_t> b, e;
+      if (sl->start != Py_None) b = start;
+      if (sl->stop != Py_None) e = stop;
+      r = ops::slice(r, dim++, b, e, step);
+    } else if (PyLong_Check(it) || (!is_tensor(it) && !PyFloat_Check(it) && PyIndex_Check(it) && !PyBool_Check(it))) {
+      r = ops::select(r, dim, int_arg("__getitem__", "index", it));
+    } else if (is_tensor(it) || PyList_Check(it)) {
+      DYN_CHECK(!p.tidx, ErrorKind::NotImplemented,
+                "dyn supports one tensor index per indexing expression (like w[idx] or x[:, idx]); got several");
+      Tensor t = index_tensor_from(it);
+      DYN_CHECK(t.dtype() == DType::Int64, ErrorKind::Index,
+                "tensors used as indices must be long or bool tensors (a bool mask must cover the whole tensor); "
+                "got {}",
+                dtype_name(t.dtype()));
+      p.tidx = t;
+      p.tdim = dim++;
+    } else {
+      throw_type_error(fmt::format("only integers, slices (`:`), ellipsis (`...`), None and long or boolean tensors "
+                                   "are valid indices (got {})",
+                                   Py_TYPE(it)->tp_name));
+    }
+  }
+  p.view = r;
+  return p;
+}
+
+PyObject* mp_subscript(PyObject* self, PyObject* index) {
+  DYN_TRY
+  IndexPlan p = plan_index(unwrap(self), index);
+  if (p.mask) return wrap(ops::masked_select(p.view, *p.mask));
+  if (p.tidx) return wrap(ops::index(p.view, p.tdim, *p.tidx));
+  return wrap(p.view);
+  DYN_CATCH
+}
+
+int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
+  try {
+    if (!value) throw_type_error("dyn tensors do not support item deletion");
+    Tensor& base = reinterpret_cast<PyTensor*>(self)->t;
+    IndexPlan p = plan_index(base, index);
+    Scalar s;
+    bool is_scalar = !is_tensor(value) && to_scalar(value, &s);
+    Tensor v = is_scalar ? Tensor() : (is_tensor(value) ? unwrap(value) : tensor_from_data(value, base.dtype()));
+    if (p.mask) {
+      Tensor src = is_scalar ? ops::full(Dims{}, s, base.dtype()) : v;
+      Tensor merged = ops::where(*p.mask, src, base);
+      ops::copy_(base, merged);
+    } else if (p.tidx) {
+      Tensor idx = ops::contiguous(*p.tidx);
+      DYN_CHECK(idx.ndim() <= 1, ErrorKind::NotImplemented,
+                "dyn supports assignment through a 1-D index tensor only; got {} dims", idx.ndim());
+      Tensor target_shape_probe = ops::index(p.view, p.tdim, idx);
+      Tensor src = is_scalar ? Tensor() : ops::expand(v, target_shape_probe.shape());
+      for (int64_t k = 0; k < idx.numel(); ++k) {
+        int64_t i = idx.data<int64_t>()[k];
+        Tensor dst = ops::select(p.view, p.tdim, i);
+        if (is_scalar)
+          ops::fill_(dst, s);
+        else
+          ops::copy_(dst, idx.ndim() == 0 ? src : ops::select(src, p.tdim, k));
+      }
+    } else if (is_scalar) {
+      ops::fill_(p.view, s);
+    } else {
+      ops::copy_(p.view, v);
+    }
+    return 0;
+  } catch (...) {
+    translate_exception();
+    return -1;
+  }
+}
+
+Py_ssize_t mp_length(PyObject* self) {
+  const Tensor& t = unwrap(self);
+  if (t.ndim() == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+    return -1;
+  }
+  return t.size(0);
+}
+
+PyMappingMethods mapping_methods = {mp_length, mp_subscript, mp_ass_subscript};
+
+PyObject* tp_iter(PyObject* self) {
+  DYN_TRY
+  const Tensor& t = unwrap(self);
+  DYN_CHECK(t.ndim() > 0, ErrorKind::Type, "iteration over a 0-d tensor");
+  PyObject* list = PyList_New(t.size(0));
+  if (!list) return nullptr;
+  for (int64_t i = 0; i < t.size(0); ++i) PyList_SET_ITEM(list, i, wrap(ops::select(t, 0, i)));
+  PyObject* it = PyObject_GetIter(list);
+  Py_DECREF(list);
+  return it;
+  DYN_CATCH
+}
+
+// ---- buffer protocol: numpy.asarray(t) shares memory ----
+
+int bf_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  const Tensor& t = unwrap(self);
+  static const char* formats[] = {"?", "q", "f", "d"};
+  int nd = t.ndim();
+  auto* dims = new Py_ssize_t[2 * (nd ? nd : 1)];
+  for (int i = 0; i < nd; ++i) {
+    dims[i] = t.size(i);
+    dims[nd + i] = t.strides()[i] * static_cast<Py_ssize_t>(itemsize(t.dtype()));
+  }
+  view->buf = t.raw_data();
+  view->obj = self_ref(self);
+  view->len = t.numel() * static_cast<Py_ssize_t>(itemsize(t.dtype()));
+  view->readonly = 0;
+  view->itemsize = static_cast<Py_ssize_t>(itemsize(t.dtype()));
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(formats[static_cast<int>(t.dtype())]) : nullptr;
+  view->ndim = nd;
+  view->shape = dims;
+  view->strides = dims + nd;
+  view->suboffsets = nullptr;
+  view->internal = dims;
+  return 0;
+}
+
+void bf_releasebuffer(PyObject*, Py_buffer* view) { delete[] static_cast<Py_ssize_t*>(view->internal); }
+
+PyBufferProcs buffer_procs = {bf_getbuffer, bf_releasebuffer};
+
+// ---- lifetime, repr ----
+
+void tp_dealloc(PyObject* self) {
+  auto* o = reinterpret_cast<PyTensor*>(self);
+  if (o->weakrefs) PyObject_ClearWeakRefs(self);
+  o->t.~Tensor();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* tp_repr(PyObject* self) {
+  DYN_TRY
+  const Tensor& t = unwrap(self);
+  std::string s = format_tensor(t, t.impl()->requires_grad_ ? "requires_grad=True" : "");
+  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+  DYN_CATCH
+}
+
+PyObject* tp_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
+  DYN_TRY
+  if (kwargs && PyDict_Size(kwargs) > 0) throw_type_error("dyn.Tensor() takes no keyword arguments; use dyn.tensor(data, dtype=...)");
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (n == 1 && (PyList_Check(PyTuple_GET_ITEM(args, 0)) || is_tensor(PyTuple_GET_ITEM(args, 0))))
+    return wrap(tensor_from_data(PyTuple_GET_ITEM(args, 0), default_float_dtype()));
+  return wrap(ops::full(shape_args("Tensor", &PyTuple_GET_ITEM(args, 0), n), Scalar::from_double(0),
+                        default_float_dtype()));
+  DYN_CATCH
+}
+
+Py_hash_t tp_hash(PyObject* self) { return _Py_HashPointer(self); }
+
+// ---- attributes ----
+
+PyObject* get_shape(PyObject* self, void*) {
+  DYN_TRY return make_size(unwrap(self).shape());
+  DYN_CATCH
+}
+PyObject* get_dtype(PyObject* self, void*) { return self_ref(dtype_object(unwrap(self).dtype())); }
+PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLong(unwrap(self).ndim()); }
+PyObject* get_T(PyObject* self, void*) {
+  DYN_TRY
+  const Tensor& t = unwrap(self);
+  Dims perm;
+  for (int i = t.ndim() - 1; i >= 0; --i) perm.push_back(i);
+  return wrap(ops::permute(t, perm));
+  DYN_CATCH
+}
+PyObject* get_requires_grad(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).impl()->requires_grad_); }
+int set_requires_grad(PyObject* self, PyObject* v, void*) {
+  if (!v || !PyBool_Check(v)) {
+    PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+    return -1;
+  }
+  const Tensor& t = unwrap(self);
+  if (v == Py_True && !is_floating(t.dtype())) {
+    PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point dtype can require gradients");
+    return -1;
+  }
+  t.impl()->requires_grad_ = v == Py_True;
+  return 0;
+}
+PyObject* get_none(PyObject*, void*) { Py_RETURN_NONE; }
+PyObject* get_device(PyObject*, void*) { return PyUnicode_FromString("cpu"); }
+
+PyGetSetDef getset[] = {
+    {"shape", get_shape, nullptr, "the size of each dimension, a dyn.Size", nullptr},
+    {"dtype", get_dtype, nullptr, "element type", nullptr},
+    {"ndim", get_ndim, nullptr, "number of dimensions", nullptr},
+    {"T", get_T, nullptr, "the tensor with its dimensions reversed", nullptr},
+    {"requires_grad", get_requires_grad, set_requires_grad, "whether autograd records ops on this tensor", nullptr},
+    {"grad", get_none, nullptr, "the gradient (autograd is not built yet: always None)", nullptr},
+    {"device", get_device, nullptr, "always 'cpu'", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+extern PyMethodDef tensor_methods[];  // py_functions.cpp
+
+PyTypeObject TensorType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "dyn.Tensor";
+  t.tp_basicsize = sizeof(PyTensor);
+  t.tp_dealloc = tp_dealloc;
+  t.tp_repr = tp_repr;
+  t.tp_as_number = &number_methods;
+  t.tp_as_mapping = &mapping_methods;
+  t.tp_as_buffer = &buffer_procs;
+  t.tp_hash = tp_hash;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = "A multi-dimensional array of float32, float64, int64 or bool, like torch.Tensor.";
+  t.tp_richcompare = richcompare;
+  t.tp_weaklistoffset = offsetof(PyTensor, weakrefs);
+  t.tp_iter = tp_iter;
+  t.tp_methods = tensor_methods;
+  t.tp_getset = getset;
+  t.tp_new = tp_new;
+  return t;
+}();
+
+bool init_tensor_type(PyObject* module) {
+  if (PyType_Ready(&TensorType) < 0) return false;
+  // numpy defers binary operators to us, as it does for torch tensors.
+  PyObject* prio = PyFloat_FromDouble(1000.0);
+  PyDict_SetItemString(TensorType.tp_dict, "__array_priority__", prio);
+  Py_DECREF(prio);
+  PyType_Modified(&TensorType);
+  Py_INCREF(&TensorType);
+  return PyModule_AddObject(module, "Tensor", reinterpret_cast<PyObject*>(&TensorType)) == 0;
+}
+
+}  // namespace dyn::py

@@ -1,0 +1,31 @@
+// Storage: one refcounted, 64-byte aligned buffer that tensors and their views share.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace dyn {
+
+class Storage {
+ public:
+  // Owns nbytes of fresh memory, allocated together with this header.
+  static Storage* allocate(size_t nbytes);
+  // Borrows memory owned elsewhere (a numpy array); release(ctx) runs when the last user goes.
+  static Storage* wrap(void* data, size_t nbytes, void (*release)(void*), void* ctx);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  void (*release_fn_)(void*) = nullptr;
+  void* release_ctx_ = nullptr;
+  std::atomic<int64_t> refs_{1};
+};
+
+}  // namespace dyn

@@ -1,0 +1,149 @@
+// Tensor, Storage and shape helpers.
+#include "core/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/error.h"
+
+namespace dyn {
+
+// ---- Dims ----
+
+void Dims::push_back(int64_t x) {
+  DYN_CHECK(n_ < kMaxDims, ErrorKind::Runtime, "dyn supports at most {} dimensions", kMaxDims);
+  v_[n_++] = x;
+}
+
+void Dims::insert(int pos, int64_t x) {
+  DYN_CHECK(n_ < kMaxDims, ErrorKind::Runtime, "dyn supports at most {} dimensions", kMaxDims);
+  for (int i = n_; i > pos; --i) v_[i] = v_[i - 1];
+  v_[pos] = x;
+  ++n_;
+}
+
+void Dims::erase(int pos) {
+  for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
+  --n_;
+}
+
+int64_t numel_of(const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+Dims contiguous_strides(const Dims& shape) {
+  Dims st = Dims::filled(shape.size(), 1);
+  int64_t acc = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= shape[i] > 1 ? shape[i] : 1;
+  }
+  return st;
+}
+
+std::string dims_str(const Dims& d) {
+  std::string s = "[";
+  for (int i = 0; i < d.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+int wrap_dim(int64_t dim, int ndim) {
+  int64_t n = ndim > 0 ? ndim : 1;  // a 0-d tensor accepts dim 0 and -1, as in PyTorch
+  if (dim < -n || dim >= n)
+    fail(ErrorKind::Index, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1,
+         dim);
+  return static_cast<int>(dim < 0 ? dim + n : dim);
+}
+
+Dims broadcast_shapes(const Dims& a, const Dims& b) {
+  int n = std::max(a.size(), b.size());
+  Dims out = Dims::filled(n, 1);
+  for (int i = 0; i < n; ++i) {
+    int ia = a.size() - n + i, ib = b.size() - n + i;
+    int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      fail(ErrorKind::Runtime,
+           "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}", sa, sb, i);
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+Dims broadcast_strides(const Dims& shape, const Dims& strides, const Dims& target) {
+  int n = target.size();
+  Dims out = Dims::filled(n, 0);
+  for (int i = 0; i < n; ++i) {
+    int j = shape.size() - n + i;
+    if (j >= 0 && shape[j] == target[i]) out[i] = shape[j] == 1 ? 0 : strides[j];
+  }
+  return out;
+}
+
+// ---- Storage ----
+
+namespace {
+constexpr size_t kHeader = 64;  // keeps data 64-byte aligned behind the header
+}
+
+Storage* Storage::allocate(size_t nbytes) {
+  size_t total = (kHeader + nbytes + 63) / 64 * 64;
+  void* mem = std::aligned_alloc(64, total);
+  if (!mem) throw std::bad_alloc();
+  static_assert(sizeof(Storage) <= kHeader);
+  auto* s = new (mem) Storage();
+  s->data_ = static_cast<char*>(mem) + kHeader;
+  s->nbytes_ = nbytes;
+  return s;
+}
+
+Storage* Storage::wrap(void* data, size_t nbytes, void (*release)(void*), void* ctx) {
+  void* mem = std::aligned_alloc(64, kHeader);
+  if (!mem) throw std::bad_alloc();
+  auto* s = new (mem) Storage();
+  s->data_ = data;
+  s->nbytes_ = nbytes;
+  s->release_fn_ = release;
+  s->release_ctx_ = ctx;
+  return s;
+}
+
+void Storage::release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (release_fn_) release_fn_(release_ctx_);
+  this->~Storage();
+  std::free(this);
+}
+
+// ---- Tensor ----
+
+Tensor Tensor::empty(const Dims& shape, DType dtype) {
+  for (int64_t s : shape)
+    DYN_CHECK(s >= 0, ErrorKind::Runtime, "Trying to create tensor with negative dimension {}: {}", s,
+              dims_str(shape));
+  Storage* st = Storage::allocate(static_cast<size_t>(numel_of(shape)) * itemsize(dtype));
+  return Tensor(new TensorImpl(st, shape, contiguous_strides(shape), 0, dtype));
+}
+
+Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset) const {
+  p_->storage_->retain();
+  return Tensor(new TensorImpl(p_->storage_, shape, strides, offset, p_->dtype_));
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expect = 1;
+  for (int i = ndim() - 1; i >= 0; --i) {
+    int64_t s = shape()[i];
+    if (s == 1) continue;
+    if (strides()[i] != expect) return false;
+    expect *= s;
+  }
+  return true;
+}
+
+}  // namespace dyn

@@ -1,0 +1,82 @@
+// Tensor: a refcounted view (shape, strides, offset, dtype) of a Storage.
+#pragma once
+#include <atomic>
+#include <utility>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace dyn {
+
+// The shared state behind Tensor handles. Views get their own impl over the same storage.
+class TensorImpl {
+ public:
+  TensorImpl(Storage* storage, Dims shape, Dims strides, int64_t offset, DType dtype)
+      : storage_(storage), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {}
+  ~TensorImpl() {
+    if (storage_) storage_->release();
+  }
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
+  Storage* storage_;
+  Dims shape_;
+  Dims strides_;  // in elements
+  int64_t offset_;  // in elements
+  DType dtype_;
+  bool requires_grad_ = false;
+  std::atomic<int32_t> refs_{1};
+};
+
+// A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(TensorImpl* adopt) : p_(adopt) {}
+  Tensor(const Tensor& o) : p_(o.p_) {
+    if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Tensor(Tensor&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  Tensor& operator=(Tensor o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~Tensor() { reset(); }
+  void reset() {
+    if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    p_ = nullptr;
+  }
+
+  // A fresh contiguous tensor with uninitialized data.
+  static Tensor empty(const Dims& shape, DType dtype);
+  // A view of this tensor's storage with other geometry.
+  Tensor as_strided(const Dims& shape, const Dims& strides, int64_t offset) const;
+
+  bool defined() const { return p_ != nullptr; }
+  TensorImpl* impl() const { return p_; }
+  const Dims& shape() const { return p_->shape_; }
+  const Dims& strides() const { return p_->strides_; }
+  int64_t offset() const { return p_->offset_; }
+  DType dtype() const { return p_->dtype_; }
+  int ndim() const { return p_->shape_.size(); }
+  int64_t size(int d) const { return p_->shape_[d]; }
+  int64_t numel() const { return numel_of(p_->shape_); }
+  Storage* storage() const { return p_->storage_; }
+  bool is_contiguous() const;
+  bool same_storage(const Tensor& o) const { return p_->storage_ == o.p_->storage_; }
+
+  // Address of element [0, ..., 0].
+  void* raw_data() const {
+    return static_cast<char*>(p_->storage_->data()) + p_->offset_ * static_cast<int64_t>(itemsize(p_->dtype_));
+  }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(p_->storage_->data()) + p_->offset_;
+  }
+
+ private:
+  TensorImpl* p_ = nullptr;
+};
+
+}  // namespace dyn

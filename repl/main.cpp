@@ -1,0 +1,77 @@
+// dynrepl: runs a Python script with the dyn tensor library built in, then (on a TTY) a REPL.
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "core/blas.h"
+#include "repl/interpreter.h"
+#include "repl/options.h"
+
+namespace {
+
+std::string script_folder(const std::string& script) {
+  char buf[PATH_MAX];
+  if (!realpath(script.c_str(), buf)) return ".";
+  std::string p = buf;
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dyn::repl;
+  dyn::select_blas_core();  // before anything (numpy included) loads OpenBLAS
+
+  Options opt;
+  try {
+    opt = parse_options(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "dynrepl: error: %s\nTry 'dynrepl --help' for the options.\n", e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (opt.version) {
+    std::printf("dynrepl %s (Python %s)\n", DYN_VERSION, python_version());
+    return 0;
+  }
+
+  std::vector<std::string> sys_argv;
+  std::string path0;
+  if (opt.script) {
+    sys_argv.push_back(*opt.script);
+    path0 = script_folder(*opt.script);
+  } else if (opt.code) {
+    sys_argv.push_back("-c");
+  } else {
+    sys_argv.push_back("");
+  }
+  sys_argv.insert(sys_argv.end(), opt.args.begin(), opt.args.end());
+
+  Interpreter py(argv[0], sys_argv, path0);
+  int status = 0;
+  if (opt.script)
+    status = py.run_file(*opt.script);
+  else if (opt.code)
+    status = py.run_source(*opt.code, "<string>");
+  // -e lines run even after the script failed, so a failed run can still be inspected.
+  for (const auto& line : opt.exec) {
+    int s = py.run_line(line);
+    if (status == 0) status = s;
+  }
+  bool nothing_to_run = !opt.script && !opt.code && opt.exec.empty();
+  bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && isatty(0)));
+  if (repl) {
+    int s = py.interact();
+    if (status == 0) status = s;
+  }
+  int fin = py.finalize();
+  return status ? status : fin;
+}

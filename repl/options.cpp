@@ -1,0 +1,99 @@
+// The dynrepl command line, parsed with Boost.Program_options.
+#include "repl/options.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace po = boost::program_options;
+
+namespace dyn::repl {
+
+namespace {
+
+po::options_description describe() {
+  po::options_description d("options");
+  d.add_options()
+      ("exec,e", po::value<std::vector<std::string>>()->composing(), "run one line (Python) after the script; repeatable")
+      ("interactive,i", "open the REPL after the script even when stdin is not a TTY")
+      ("batch", "never open the REPL; exit after the script and the -e lines")
+      ("no-color", "plain output")
+      ("events", po::value<std::string>(), "write every capture event as JSON lines to FILE (not yet available)")
+      ("dot-dir", po::value<std::string>(), "write every compiled graph as DOT into DIR (not yet available)")
+      ("report", po::value<std::string>(), "write an HTML report at exit (not yet available)")
+      ("break", po::value<std::string>(), "stop at capture events of KIND[:FN] (not yet available)")
+      ("help,h", "show this help")
+      ("version", "show the version");
+  return d;
+}
+
+// Options that take a value as the next argument: these must not end the option prefix early.
+bool takes_value(const std::string& a) {
+  return a == "-e" || a == "--exec" || a == "--events" || a == "--dot-dir" || a == "--report" || a == "--break";
+}
+
+}  // namespace
+
+std::string usage_text() {
+  std::ostringstream s;
+  s << "usage: dynrepl [options] [script.py [args...]]\n"
+       "       dynrepl [options] -c CODE [args...]\n"
+       "       dynrepl [options]                 (interactive)\n\n"
+    << describe();
+  return s.str();
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> prefix;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-c") {
+      if (i + 1 >= argc) throw std::invalid_argument("option -c requires an argument (the code to run)");
+      o.code = argv[++i];
+      ++i;
+      break;
+    }
+    if (a == "--") {
+      ++i;
+      if (i < argc) o.script = argv[i++];
+      break;
+    }
+    if (a.empty() || a[0] != '-' || a == "-") {
+      o.script = a;
+      ++i;
+      break;
+    }
+    prefix.push_back(a);
+    if (takes_value(a) && i + 1 < argc) prefix.push_back(argv[++i]);
+  }
+  for (; i < argc; ++i) o.args.push_back(argv[i]);
+
+  po::variables_map vm;
+  try {
+    std::vector<const char*> pv = {"dynrepl"};
+    for (const auto& p : prefix) pv.push_back(p.c_str());
+    po::store(po::command_line_parser(static_cast<int>(pv.size()), const_cast<char**>(pv.data()))
+                  .options(describe())
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  for (const char* later : {"events", "dot-dir", "report", "break"})
+    if (vm.count(later))
+      throw std::invalid_argument(std::string("option --") + later +
+                                  " is not available in this version of dynrepl yet");
+  if (vm.count("exec")) o.exec = vm["exec"].as<std::vector<std::string>>();
+  o.interactive = vm.count("interactive") > 0;
+  o.batch = vm.count("batch") > 0;
+  o.no_color = vm.count("no-color") > 0;
+  o.help = vm.count("help") > 0;
+  o.version = vm.count("version") > 0;
+  if (o.interactive && o.batch) throw std::invalid_argument("options -i and --batch contradict each other");
+  return o;
+}
+
+}  // namespace dyn::repl

@@ -1,0 +1,25 @@
+// The dynrepl command line (see shared/CONTRACT.md).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dyn::repl {
+
+struct Options {
+  std::optional<std::string> script;  // script.py
+  std::optional<std::string> code;    // -c CODE
+  std::vector<std::string> args;      // sys.argv[1:]
+  std::vector<std::string> exec;      // -e lines, in order
+  bool interactive = false;           // -i
+  bool batch = false;                 // --batch
+  bool no_color = false;
+  bool help = false, version = false;
+};
+
+// Parses argv like python does: options stop at the script or -c; the rest are the script's.
+// Throws std::invalid_argument with a message for the user on bad usage.
+Options parse_options(int argc, char** argv);
+std::string usage_text();
+
+}  // namespace dyn::repl

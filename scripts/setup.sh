@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dynrepl builds, tests and runs with; idempotent, safe to re-run.
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake ninja-build ccache pkg-config
+  libpython3-dev python3-numpy pybind11-dev
+  libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev
+  libopenblas-dev libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
