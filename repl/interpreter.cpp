@@ -6,7 +6,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -111,7 +113,7 @@ int Interpreter::run_source(const std::string& source, const std::string& filena
 int Interpreter::run_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "dynrepl: can't open file '%s': No such file or readable\n", path.c_str());
+    std::fprintf(stderr, "dynrepl: can't open file '%s': [Errno %d] %s\n", path.c_str(), errno, std::strerror(errno));
     return 2;
   }
   std::stringstream buf;
