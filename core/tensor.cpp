@@ -1,6 +1,8 @@
 // Tensor, Storage and shape helpers.
 #include "core/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -89,12 +91,19 @@ Dims broadcast_strides(const Dims& shape, const Dims& strides, const Dims& targe
 
 namespace {
 constexpr size_t kHeader = 64;  // keeps data 64-byte aligned behind the header
-}
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugeThreshold = size_t{4} << 20;
+}  // namespace
 
 Storage* Storage::allocate(size_t nbytes) {
   size_t total = (kHeader + nbytes + 63) / 64 * 64;
-  void* mem = std::aligned_alloc(64, total);
+  // Large buffers are 2 MiB aligned and advised as huge pages: a fresh 64 MiB tensor then costs
+  // 32 page faults instead of 16384, which dominates a memory-bound kernel's time (numpy does this too).
+  bool huge = total >= kHugeThreshold;
+  void* mem = huge ? std::aligned_alloc(kHugePage, (total + kHugePage - 1) / kHugePage * kHugePage)
+                   : std::aligned_alloc(64, total);
   if (!mem) throw std::bad_alloc();
+  if (huge) madvise(mem, total, MADV_HUGEPAGE);
   static_assert(sizeof(Storage) <= kHeader);
   auto* s = new (mem) Storage();
   s->data_ = static_cast<char*>(mem) + kHeader;
@@ -126,7 +135,11 @@ Tensor Tensor::empty(const Dims& shape, DType dtype) {
   for (int64_t s : shape)
     DYN_CHECK(s >= 0, ErrorKind::Runtime, "Trying to create tensor with negative dimension {}: {}", s,
               dims_str(shape));
-  Storage* st = Storage::allocate(static_cast<size_t>(numel_of(shape)) * itemsize(dtype));
+  int64_t n = 1;
+  for (int64_t s : shape)
+    DYN_CHECK(!__builtin_mul_overflow(n, s, &n) && n <= (int64_t{1} << 56), ErrorKind::Runtime,
+              "a tensor of shape {} has too many elements", dims_str(shape));
+  Storage* st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype));
   return Tensor(new TensorImpl(st, shape, contiguous_strides(shape), 0, dtype));
 }
 

@@ -101,7 +101,9 @@ int64_t arange_length(const Attrs& a) {
             start, end);
   DYN_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), ErrorKind::Runtime,
             "arange: upper bound and larger bound inconsistent with step sign");
-  return static_cast<int64_t>(std::ceil((end - start) / step));
+  double len = std::ceil((end - start) / step);
+  DYN_CHECK(len < 9.0e15, ErrorKind::Runtime, "arange: a range of {} elements is too large", len);
+  return static_cast<int64_t>(len);
 }
 
 void infer_arange(InSpan, const Attrs& a, OutMeta* m) {

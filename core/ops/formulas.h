@@ -48,6 +48,7 @@ template <typename T> T floor_divide(T a, T b) {
     if (d - fd > T(0.5)) fd += T(1);
     return fd;
   } else {
+    if (b == T(-1)) return static_cast<T>(0 - static_cast<uint64_t>(a));  // INT64_MIN / -1 traps on x86
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -64,6 +65,7 @@ template <typename T> T remainder(T a, T b) {
     }
     return mod;
   } else {
+    if (b == T(-1)) return T(0);
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;

@@ -267,9 +267,8 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
   });
   if (!direct) {
     // dst holds [kept..., dim]; move dim back to its place.
-    Dims perm;
-    for (int d = 0; d < nd; ++d)
-      if (d != dim) perm.push_back(d);
+    Dims perm;  // dst dims are [kept..., dim]: put the last one back at `dim`
+    for (int d = 0; d + 1 < nd; ++d) perm.push_back(d);
     perm.insert(dim, nd - 1);
     Dims shape_perm;
     for (int d = 0; d < nd; ++d)

@@ -245,9 +245,10 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
       p.tidx = t;
       p.tdim = dim++;
     } else {
-      throw_type_error(fmt::format("only integers, slices (`:`), ellipsis (`...`), None and long or boolean tensors "
-                                   "are valid indices (got {})",
-                                   Py_TYPE(it)->tp_name));
+      fail(ErrorKind::Index,
+           "only integers, slices (`:`), ellipsis (`...`), None and long or boolean tensors are valid indices (got "
+           "{})",
+           Py_TYPE(it)->tp_name);
     }
   }
   p.view = r;

@@ -2,6 +2,13 @@
 import dyn
 
 
+def _tensor(fn, name, x, optional=False):
+    if optional and x is None:
+        return
+    if not isinstance(x, dyn.Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+
+
 def relu(input, inplace=False):
     if inplace:
         return input.copy_(input.relu())
@@ -35,6 +42,9 @@ def log_softmax(input, dim, dtype=None):
 
 
 def linear(input, weight, bias=None):
+    _tensor("linear", "input", input)
+    _tensor("linear", "weight", weight)
+    _tensor("linear", "bias", bias, optional=True)
     out = input @ weight.t() if weight.ndim == 2 else input @ weight
     if bias is not None:
         out = out + bias
@@ -42,6 +52,9 @@ def linear(input, weight, bias=None):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    _tensor("layer_norm", "input", input)
+    _tensor("layer_norm", "weight", weight, optional=True)
+    _tensor("layer_norm", "bias", bias, optional=True)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -74,12 +87,16 @@ def _reduce(loss, reduction):
 
 
 def mse_loss(input, target, reduction="mean"):
+    _tensor("mse_loss", "input", input)
+    _tensor("mse_loss", "target", target)
     diff = input - target
     return _reduce(diff * diff, reduction)
 
 
 def cross_entropy(input, target, reduction="mean"):
     """input: [N, C] logits (or [C]); target: [N] class indices (int64)."""
+    _tensor("cross_entropy", "input", input)
+    _tensor("cross_entropy", "target", target)
     if target.dtype != dyn.int64:
         raise RuntimeError(
             f"cross_entropy: expected target of class indices with dtype dyn.int64, got {target.dtype}; "
@@ -99,6 +116,7 @@ def cross_entropy(input, target, reduction="mean"):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    _tensor("dropout", "input", input)
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -113,4 +131,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def embedding(input, weight):
+    _tensor("embedding", "input", input)
+    _tensor("embedding", "weight", weight)
     return weight[input]

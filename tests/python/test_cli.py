@@ -1,0 +1,209 @@
+"""End-to-end tests of the dynrepl binary: it behaves like `python script.py`."""
+import json
+import os
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("DYNREPL") or os.path.join(REPO, "build", "repl", "dynrepl")
+
+
+def run(args, stdin=None, cwd=None, timeout=60):
+    """Run the binary; stdin is never a TTY here (a pipe or /dev/null)."""
+    p = subprocess.run([BIN] + list(args), input=stdin if stdin is not None else "",
+                       capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                       env=dict(os.environ, NO_COLOR="1"))
+    return p.returncode, p.stdout, p.stderr
+
+
+class CliCase(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(os.access(BIN, os.X_OK), f"no dynrepl binary at {BIN}")
+        self._tmp = tempfile.TemporaryDirectory(prefix="dynrepl_cli_")
+        self.dir = os.path.realpath(self._tmp.name)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+
+class TestScripts(CliCase):
+    PROBE = """\
+        import json, os, sys
+        print(json.dumps({"argv": sys.argv, "name": __name__, "path0": sys.path[0],
+                          "file": __file__}))
+        """
+
+    def test_argv_name_path(self):
+        script = self.write("probe.py", self.PROBE)
+        rc, out, err = run([script, "a", "--flag", "b", "-c", "x y"])
+        self.assertEqual(rc, 0, err)
+        info = json.loads(out.strip().splitlines()[-1])
+        self.assertEqual(info["argv"], [script, "a", "--flag", "b", "-c", "x y"])
+        self.assertEqual(info["name"], "__main__")
+        self.assertEqual(os.path.realpath(info["path0"]), self.dir)
+        self.assertEqual(os.path.realpath(info["file"]), script)
+
+    def test_relative_script_path(self):
+        self.write("probe.py", self.PROBE)
+        rc, out, err = run(["probe.py", "1"], cwd=self.dir)
+        self.assertEqual(rc, 0, err)
+        info = json.loads(out.strip().splitlines()[-1])
+        self.assertEqual(info["argv"], ["probe.py", "1"])
+        self.assertEqual(os.path.realpath(info["path0"]), self.dir)
+        # from another folder, the script's folder (not the cwd) is sys.path[0]
+        sub = os.path.join(self.dir, "sub")
+        os.mkdir(sub)
+        self.write("sub/probe2.py", self.PROBE)
+        rc, out, err = run([os.path.join("sub", "probe2.py")], cwd=self.dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(os.path.realpath(json.loads(out.strip().splitlines()[-1])["path0"]), sub)
+
+    def test_sibling_import_and_dyn(self):
+        self.write("helper_mod_xyz.py", "VALUE = 42\ndef twice(x):\n    return x * 2\n")
+        script = self.write("main.py", """\
+            import helper_mod_xyz
+            import dyn
+            import numpy as np
+            t = helper_mod_xyz.twice(dyn.ones(3))
+            print(helper_mod_xyz.VALUE, t.sum().item(), np.__name__)
+            """)
+        rc, out, err = run([script], cwd="/")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "42 6.0 numpy")
+
+    def test_uncaught_exception(self):
+        script = self.write("boom.py", """\
+            print("before", flush=False)
+            def f():
+                raise ValueError("boom here")
+            f()
+            print("after")
+            """)
+        rc, out, err = run([script])
+        self.assertEqual(rc, 1)
+        self.assertIn("before", out)
+        self.assertNotIn("after", out)
+        self.assertIn("Traceback (most recent call last)", err)
+        self.assertIn(f'File "{script}", line 3', err)
+        self.assertIn(f'File "{script}", line 4', err)
+        self.assertIn("ValueError: boom here", err)
+
+    def test_uncaught_dyn_error(self):
+        script = self.write("dynerr.py", "import dyn\nx = dyn.ones(2, 3)\ny = x + dyn.ones(2, 4)\n")
+        rc, out, err = run([script])
+        self.assertEqual(rc, 1)
+        self.assertIn("Traceback (most recent call last)", err)
+        self.assertIn(f'File "{script}", line 3', err)
+        self.assertIn("RuntimeError: The size of tensor a (3) must match the size of tensor b (4)", err)
+
+    def test_syntax_error(self):
+        script = self.write("bad.py", "x = 1\ndef f(:\n    pass\n")
+        rc, out, err = run([script])
+        self.assertEqual(rc, 1)
+        self.assertIn("SyntaxError", err)
+        self.assertIn("bad.py", err)
+        self.assertIn("line 2", err)
+
+    def test_exit_status(self):
+        for code, want_rc in (("import sys; sys.exit(3)", 3), ("import sys; sys.exit(0)", 0),
+                              ("import sys; sys.exit()", 0), ("raise SystemExit(7)", 7),
+                              ("pass", 0)):
+            with self.subTest(code=code):
+                rc, out, err = run([self.write("exit.py", code + "\n")])
+                self.assertEqual(rc, want_rc, err)
+        rc, out, err = run([self.write("exitmsg.py", "import sys\nsys.exit('fatal: no data')\n")])
+        self.assertEqual(rc, 1)
+        self.assertIn("fatal: no data", err)
+
+    def test_failing_unittest_script_exits_nonzero(self):
+        script = self.write("ut.py", """\
+            import unittest
+            class T(unittest.TestCase):
+                def test_fail(self):
+                    self.assertEqual(1, 2)
+            if __name__ == "__main__":
+                unittest.main()
+            """)
+        rc, out, err = run([script])
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED", err)
+
+    def test_no_repl_after_script_without_tty(self):
+        script = self.write("quiet.py", "print('script ran')\n")
+        rc, out, err = run([script], stdin="print('EXTRA LINE')\n")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("script ran", out)
+        self.assertNotIn("EXTRA LINE", out)
+
+    def test_missing_script(self):
+        missing = os.path.join(self.dir, "does_not_exist.py")
+        rc, out, err = run([missing])
+        self.assertNotEqual(rc, 0)
+        self.assertIn("does_not_exist.py", err)
+
+    def test_example_first_steps(self):
+        example = os.path.join(REPO, "scripts", "examples", "first_steps.py")
+        self.assertTrue(os.path.exists(example), example)
+        rc, out, err = run([example], cwd=self.dir)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("tensor(", out)
+
+
+class TestOptions(CliCase):
+    def test_dash_c(self):
+        rc, out, err = run(["-c", "import dyn; print(dyn.ones(2))"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, "tensor([1., 1.])\n")
+        rc, out, err = run(["-c", "import sys; print(sys.argv); print(__name__)", "x", "--y"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines(), ["['-c', 'x', '--y']", "__main__"])
+
+    def test_dash_c_errors(self):
+        rc, out, err = run(["-c", "import dyn\ndyn.ones(3)[7]"])
+        self.assertEqual(rc, 1)
+        self.assertIn("Traceback (most recent call last)", err)
+        self.assertIn("IndexError", err)
+        rc, out, err = run(["-c", "import sys; sys.exit(5)"])
+        self.assertEqual(rc, 5)
+
+    def test_unknown_option(self):
+        rc, out, err = run(["--bogus"])
+        self.assertEqual(rc, 2)
+        self.assertTrue(err.strip(), "expected a message on stderr")
+        self.assertIn("bogus", err)
+
+    def test_missing_option_argument(self):
+        rc, out, err = run(["-c"])
+        self.assertEqual(rc, 2)
+        self.assertTrue(err.strip())
+
+    def test_version_and_help(self):
+        rc, out, err = run(["--version"])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out + err, r"\d+\.\d+")
+        rc, out, err = run(["--help"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("-c", out + err)
+
+    def test_stdin_not_a_tty(self):
+        rc, out, err = run([], stdin="print(1+1)\n")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split(), ["2"])
+        code = "import dyn\nt = dyn.arange(3)\nfor i in range(3):\n    print(i * 10)\n\nprint(t.sum().item())\n"
+        rc, out, err = run([], stdin=code)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split(), ["0", "10", "20", "3"])
+        rc, out, err = run([], stdin="")
+        self.assertEqual(rc, 0, err)
+
+
+if __name__ == "__main__":
+    unittest.main()
