@@ -8,7 +8,7 @@
 namespace dyn {
 
 // The Python exception a user error becomes. Internal invariants are asserts, not errors.
-enum class ErrorKind { Runtime, Value, Index, Type, NotImplemented };
+enum class ErrorKind { Runtime, Value, Index, Type, NotImplemented, GraphBreak };
 
 // A mistake in how the library was called: says what was expected, what was found, what to do.
 class Error : public std::runtime_error {

@@ -17,6 +17,9 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // An in-place op recorded in a compile region will write here when its segment runs: readers
+  // must sync first.
+  bool pending_writes = false;
   void release();
 
  private:

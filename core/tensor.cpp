@@ -148,6 +148,13 @@ Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset
   return Tensor(new TensorImpl(p_->storage_, shape, strides, offset, p_->dtype_));
 }
 
+void Tensor::no_data() const {
+  if (p_->poisoned())
+    fail(ErrorKind::Runtime,
+         "this tensor was computed inside a compiled function that raised an exception; its value is lost");
+  fail(ErrorKind::Runtime, "internal error: the data of a lazy tensor was read without a sync");
+}
+
 bool Tensor::is_contiguous() const {
   int64_t expect = 1;
   for (int i = ndim() - 1; i >= 0; --i) {

@@ -9,14 +9,26 @@
 
 namespace dyn {
 
+class Capture;
+class TensorImpl;
+// A lazy tensor went away; its capture stops keeping its value (capture.cpp).
+void capture_forget(TensorImpl* impl);
+
 // The shared state behind Tensor handles. Views get their own impl over the same storage.
 class TensorImpl {
  public:
   TensorImpl(Storage* storage, Dims shape, Dims strides, int64_t offset, DType dtype)
       : storage_(storage), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {}
   ~TensorImpl() {
+    if (capture_) capture_forget(this);
     if (storage_) storage_->release();
   }
+
+  // Lazy: the value is pending in a capture (a compile region); data is not readable until the
+  // capture syncs. Shape, strides, offset and dtype are already what eager mode would give.
+  bool lazy() const { return capture_ != nullptr; }
+  bool poisoned() const { return lazy_value_ == kPoisoned; }
+  static constexpr int32_t kPoisoned = -2;
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
@@ -27,6 +39,8 @@ class TensorImpl {
   DType dtype_;
   bool requires_grad_ = false;
   std::atomic<int32_t> refs_{1};
+  Capture* capture_ = nullptr;  // set while lazy
+  int32_t lazy_value_ = -1;     // the value id in the capture's current segment
 };
 
 // A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).
@@ -66,16 +80,21 @@ class Tensor {
   bool is_contiguous() const;
   bool same_storage(const Tensor& o) const { return p_->storage_ == o.p_->storage_; }
 
-  // Address of element [0, ..., 0].
+  bool lazy() const { return p_->lazy(); }
+
+  // Address of element [0, ..., 0]. Reading a lazy tensor's data without a sync is a bug of the
+  // caller; it raises instead of crashing.
   void* raw_data() const {
+    if (!p_->storage_) no_data();
     return static_cast<char*>(p_->storage_->data()) + p_->offset_ * static_cast<int64_t>(itemsize(p_->dtype_));
   }
   template <typename T>
   T* data() const {
-    return static_cast<T*>(p_->storage_->data()) + p_->offset_;
+    return static_cast<T*>(raw_data());
   }
 
  private:
+  [[noreturn]] void no_data() const;
   TensorImpl* p_ = nullptr;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/ops/formulas.h"
 #include "core/random.h"
@@ -303,11 +304,13 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
 // ---- host access ----
 
 double item_double(const Tensor& a) {
+  ensure_materialized(a, BreakKind::Item, ".item()");
   DYN_CHECK(a.numel() == 1, ErrorKind::Runtime, "a Tensor with {} elements cannot be converted to Scalar", a.numel());
   return visit_dtype(a.dtype(), [&](auto tag) { return static_cast<double>(*a.data<decltype(tag)>()); });
 }
 
 int64_t item_int(const Tensor& a) {
+  ensure_materialized(a, BreakKind::Item, ".item()");
   DYN_CHECK(a.numel() == 1, ErrorKind::Runtime, "a Tensor with {} elements cannot be converted to Scalar", a.numel());
   return visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);

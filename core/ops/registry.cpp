@@ -1,8 +1,12 @@
 // The op table and eager dispatch: infer, allocate, run the kernel.
 #include "core/ops/registry.h"
 
-#include <cassert>
+#include <fmt/format.h>
 
+#include <cassert>
+#include <climits>
+
+#include "core/capture/capture.h"
 #include "core/error.h"
 
 namespace dyn {
@@ -65,9 +69,88 @@ std::string_view legacy_dtype_name(DType t) {
   return "Double";
 }
 
+std::string format_scalar(const Scalar& s) {
+  if (s.kind == Scalar::Bool) return s.i ? "True" : "False";
+  if (s.kind == Scalar::Int) return std::to_string(s.i);
+  std::string r = fmt::format("{}", s.f);
+  if (r.find_first_of(".eni") == std::string::npos) r += ".0";  // 2 -> 2.0, as Python prints it
+  return r;
+}
+
+std::string format_attrs(OpId op, const Attrs& a) {
+  const OpDef& d = op_def(op);
+  auto dims = [](const Dims& x) { return dims_str(x); };
+  switch (d.cls) {
+    case OpClass::Creation:
+      if (op == OpId::arange)
+        return fmt::format("{}, {}, {}, dtype={}", format_scalar(a.scalar), format_scalar(a.scalar2),
+                           format_scalar(a.scalar3), dtype_name(a.dtype));
+      return fmt::format("{}, {}, dtype={}", dims(a.dims), format_scalar(a.scalar), dtype_name(a.dtype));
+    case OpClass::Random:
+      if (op == OpId::randint)
+        return fmt::format("{}, {}, {}, dtype={}, rng={}:{}", a.i0, a.i1, dims(a.dims), dtype_name(a.dtype), a.seed,
+                           a.offset);
+      return fmt::format("{}, dtype={}, rng={}:{}", dims(a.dims), dtype_name(a.dtype), a.seed, a.offset);
+    case OpClass::Binary:
+      return a.side == ScalarSide::None ? std::string() : format_scalar(a.scalar);
+    case OpClass::Unary:
+      if (op == OpId::cast) return fmt::format("dtype={}", dtype_name(a.dtype));
+      if (op == OpId::clamp) {
+        std::string r;
+        if (a.has_lo) r += "min=" + format_scalar(a.scalar);
+        if (a.has_hi) r += std::string(r.empty() ? "" : ", ") + "max=" + format_scalar(a.scalar2);
+        return r;
+      }
+      return {};
+    case OpClass::Reduce: {
+      std::string r;
+      if (op == OpId::sum || op == OpId::mean || op == OpId::amax || op == OpId::amin) {
+        if (!a.dims.empty()) r = "dim=" + dims(a.dims);
+        if (a.has_hi) r += std::string(r.empty() ? "" : ", ") + "dtype=" + std::string(dtype_name(a.dtype));
+      } else if (a.has_lo) {
+        r = fmt::format("dim={}", a.dim);
+      }
+      if (a.keepdim) r += std::string(r.empty() ? "" : ", ") + "keepdim=True";
+      return r;
+    }
+    case OpClass::Normalize:
+      return fmt::format("dim={}", a.dim);
+    case OpClass::View:
+      switch (op) {
+        case OpId::view: case OpId::expand: case OpId::permute: return dims(a.dims);
+        case OpId::select: return fmt::format("dim={}, index={}", a.dim, a.i0);
+        case OpId::slice:
+          return fmt::format("dim={}, {}:{}:{}", a.dim, a.i0, a.i1 == INT64_MAX ? std::string() : std::to_string(a.i1),
+                             a.i2);
+        case OpId::squeeze: return a.has_lo ? fmt::format("dim={}", a.dim) : std::string();
+        default: return fmt::format("dim={}", a.dim);
+      }
+    case OpClass::Gather:
+    case OpClass::Join:
+      return fmt::format("dim={}", a.dim);
+    default:
+      return {};
+  }
+}
+
 const OpDef& op_def(OpId op) { return table().rows[static_cast<int>(op)]; }
 
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  if (Capture* c = Capture::active()) return c->record(op, in, a);
+  return dispatch_eager(op, in, a);
+}
+
+std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  if (Capture* c = Capture::active()) return c->record2(op, in, a);
+  return dispatch2_eager(op, in, a);
+}
+
+void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  if (Capture* c = Capture::active()) return c->record_into(op, in, a, self);
+  dispatch_into_eager(op, in, a, self);
+}
+
+Tensor dispatch_eager(OpId op, std::span<const Tensor> in, const Attrs& a) {
   const OpDef& d = op_def(op);
   check_arity(d, in);
   assert(d.num_outputs == 1);
@@ -80,7 +163,7 @@ Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
   return out;
 }
 
-std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+std::pair<Tensor, Tensor> dispatch2_eager(OpId op, std::span<const Tensor> in, const Attrs& a) {
   const OpDef& d = op_def(op);
   check_arity(d, in);
   assert(d.num_outputs == 2);
@@ -91,11 +174,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
   return {out[0], out[1]};
 }
 
-void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
-  const OpDef& d = op_def(op);
-  check_arity(d, in);
-  OutMeta m;
-  d.infer(in, a, &m);
+void check_into(const OutMeta& m, const Tensor& self) {
   if (m.shape != self.shape())
     fail(ErrorKind::Runtime, "output with shape {} doesn't match the broadcast shape {}", dims_str(self.shape()),
          dims_str(m.shape));
@@ -107,6 +186,14 @@ void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& 
   if (m.dtype != self.dtype() && dtype_category(m.dtype) > dtype_category(self.dtype()))
     fail(ErrorKind::Runtime, "result type {} can't be cast to the desired output type {}", legacy_dtype_name(m.dtype),
          legacy_dtype_name(self.dtype()));
+}
+
+void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  const OpDef& d = op_def(op);
+  check_arity(d, in);
+  OutMeta m;
+  d.infer(in, a, &m);
+  check_into(m, self);
   if (m.dtype == self.dtype()) {
     d.kernel(in, a, std::span<Tensor>(&self, 1));
     return;

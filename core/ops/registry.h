@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/tensor.h"
@@ -91,18 +92,31 @@ struct OpDef {
 const OpDef& op_def(OpId op);
 inline std::string_view op_name(OpId op) { return op_def(op).name; }
 
-// Runs an op eagerly: infer, allocate, kernel. Views share input 0's storage.
+// Every op call goes through these. Outside a compile region the op runs now; inside one it is
+// recorded (see core/capture/capture.h) and its result is a lazy tensor.
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a);
 // Ops with two outputs (max_dim, min_dim).
 std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a);
-// Runs an op writing its result into `self` (an in-place op); casts when dtypes differ.
+// An in-place op: the result is written into `self` (cast when dtypes differ).
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
+
+// The same, always run now: infer, allocate, kernel. Views share input 0's storage.
+Tensor dispatch_eager(OpId op, std::span<const Tensor> in, const Attrs& a);
+std::pair<Tensor, Tensor> dispatch2_eager(OpId op, std::span<const Tensor> in, const Attrs& a);
+void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
+// The user errors an in-place op raises before anything runs (shape, overlap, dtype).
+void check_into(const OutMeta& m, const Tensor& self);
 
 // PyTorch's result type: dimensioned tensors outrank 0-dim ones unless a 0-dim one is of a higher
 // category (bool < integral < floating).
 DType result_type(std::span<const Tensor> ts);
 // "Float", "Long": the dtype names PyTorch's messages use.
 std::string_view legacy_dtype_name(DType t);
+
+// The op's non-tensor arguments as they print in a graph ("2.0", "dim=1, keepdim=True"); empty if none.
+std::string format_attrs(OpId op, const Attrs& a);
+// A Python scalar as Python prints it: 2.0, -1, True.
+std::string format_scalar(const Scalar& s);
 
 // Each op class's file fills its rows of the table.
 void register_elementwise_ops(OpDef* table);

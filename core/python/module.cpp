@@ -421,6 +421,7 @@ PyMODINIT_FUNC PyInit__dyn() {
   Py_INCREF(MaxReturnType);
   PyModule_AddObject(m, "max_return_type", reinterpret_cast<PyObject*>(MaxReturnType));
   if (!init_tensor_type(m)) return nullptr;
+  if (!init_capture(m)) return nullptr;
   PyModule_AddStringConstant(m, "__version__", "0.1.0");
   return m;
 }

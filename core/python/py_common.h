@@ -30,7 +30,8 @@ extern PyTypeObject* SizeType;
 extern PyTypeObject* MaxReturnType;  // dyn.return_types.max / min: (values, indices)
 
 bool init_tensor_type(PyObject* module);
-bool init_functions(PyObject* module);
+bool init_capture(PyObject* module);
+extern PyObject* GraphBreakError;
 
 inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == &TensorType || PyType_IsSubtype(Py_TYPE(o), &TensorType); }
 inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->t; }

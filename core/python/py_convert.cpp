@@ -4,6 +4,7 @@
 #include <new>
 #include <vector>
 
+#include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/ops/api.h"
 #include "core/python/py_common.h"
@@ -44,6 +45,7 @@ PyObject* translate_exception() {
       case ErrorKind::Index: type = PyExc_IndexError; break;
       case ErrorKind::Type: type = PyExc_TypeError; break;
       case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+      case ErrorKind::GraphBreak: type = GraphBreakError; break;
       case ErrorKind::Runtime: break;
     }
     PyErr_SetString(type, e.what());
@@ -154,7 +156,10 @@ int64_t int_arg(const char* fn, const char* arg, PyObject* o) {
     if (!(v == -1 && PyErr_Occurred())) return v;
     throw PythonErrorSet{};
   }
-  if (is_tensor(o) && unwrap(o).numel() == 1 && !is_floating(unwrap(o).dtype())) return ops::item_int(unwrap(o));
+  if (is_tensor(o) && unwrap(o).numel() == 1 && !is_floating(unwrap(o).dtype())) {
+    ensure_materialized(unwrap(o), BreakKind::Item, "a tensor passed where an int is expected");
+    return ops::item_int(unwrap(o));
+  }
   throw_type_error(fmt::format("{}(): argument '{}' must be int, not {}", fn, arg, Py_TYPE(o)->tp_name));
 }
 
@@ -233,6 +238,7 @@ void collect(PyObject* o, int depth, Collected* c) {
     const Tensor& t = unwrap(o);
     DYN_CHECK(t.numel() == 1 && t.ndim() == 0, ErrorKind::Value,
               "only one element tensors can be converted to Python scalars");
+    ensure_materialized(t, BreakKind::Item, "dyn.tensor() of a list holding tensors");
     Scalar s;
     s = is_floating(t.dtype()) ? Scalar::from_double(ops::item_double(t))
         : t.dtype() == DType::Bool ? Scalar::from_bool(ops::item_int(t) != 0)
@@ -343,7 +349,7 @@ Tensor tensor_from_buffer(PyObject* obj) { return buffer_tensor(obj); }
 
 Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype) {
   if (is_tensor(data)) {
-    Tensor t = ops::clone(unwrap(data));
+    Tensor t = ops::clone(unwrap(data));  // recorded as a node inside a compile region
     return dtype ? ops::to_dtype(t, *dtype) : t;
   }
   if (PyObject_CheckBuffer(data) && !PyBytes_Check(data) && !PyByteArray_Check(data)) {

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "core/blas.h"
+#include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/ops/api.h"
 #include "core/python/py_common.h"
@@ -412,6 +413,7 @@ DYN_FAST(m_item) {
   DYN_TRY
   parse_args("item", args, nargs, kw, {}, 0, nullptr);
   const Tensor& t = T(self);
+  ensure_materialized(t, BreakKind::Item, ".item()");
   if (is_floating(t.dtype())) return PyFloat_FromDouble(ops::item_double(t));
   if (t.dtype() == DType::Bool) return PyBool_FromLong(ops::item_int(t));
   return PyLong_FromLongLong(ops::item_int(t));
@@ -421,6 +423,7 @@ DYN_FAST(m_item) {
 DYN_FAST(m_tolist) {
   DYN_TRY
   parse_args("tolist", args, nargs, kw, {}, 0, nullptr);
+  ensure_materialized(T(self), BreakKind::ToList, ".tolist()");
   return tensor_to_list(T(self));
   DYN_CATCH
 }
@@ -428,6 +431,7 @@ DYN_FAST(m_tolist) {
 DYN_FAST(m_numpy) {
   DYN_TRY
   parse_args("numpy", args, nargs, kw, {}, 0, nullptr);
+  ensure_materialized(T(self), BreakKind::Numpy, ".numpy()");
   static PyObject* asarray = nullptr;
   if (!asarray) {
     PyObject* np = PyImport_ImportModule("numpy");

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/ops/api.h"
@@ -110,6 +111,7 @@ void check_one_element(const Tensor& t, const char* what) {
 int nb_bool(PyObject* a) {
   try {
     check_one_element(unwrap(a), "Boolean value");
+    ensure_materialized(unwrap(a), BreakKind::DataDependentBranch, "bool()");
     return ops::item_double(unwrap(a)) != 0.0;
   } catch (...) {
     translate_exception();
@@ -118,11 +120,15 @@ int nb_bool(PyObject* a) {
 }
 
 PyObject* nb_float(PyObject* a) {
-  DYN_TRY return PyFloat_FromDouble(ops::item_double(unwrap(a)));
+  DYN_TRY
+  ensure_materialized(unwrap(a), BreakKind::Item, "float()");
+  return PyFloat_FromDouble(ops::item_double(unwrap(a)));
   DYN_CATCH
 }
 PyObject* nb_int(PyObject* a) {
-  DYN_TRY return PyLong_FromLongLong(ops::item_int(unwrap(a)));
+  DYN_TRY
+  ensure_materialized(unwrap(a), BreakKind::Item, "int()");
+  return PyLong_FromLongLong(ops::item_int(unwrap(a)));
   DYN_CATCH
 }
 PyObject* nb_index(PyObject* a) {
@@ -130,6 +136,7 @@ PyObject* nb_index(PyObject* a) {
   const Tensor& t = unwrap(a);
   DYN_CHECK(!is_floating(t.dtype()) && t.numel() == 1, ErrorKind::Type,
             "only integer tensors of a single element can be converted to an index");
+  ensure_materialized(t, BreakKind::Item, "a tensor used as an index (__index__)");
   return PyLong_FromLongLong(ops::item_int(t));
   DYN_CATCH
 }
@@ -277,6 +284,7 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
       Tensor merged = ops::where(*p.mask, src, base);
       ops::copy_(base, merged);
     } else if (p.tidx) {
+      ensure_materialized(*p.tidx, BreakKind::Item, "assignment through an index tensor");
       Tensor idx = ops::contiguous(*p.tidx);
       DYN_CHECK(idx.ndim() <= 1, ErrorKind::NotImplemented,
                 "dyn supports assignment through a 1-D index tensor only; got {} dims", idx.ndim());
@@ -330,6 +338,14 @@ PyObject* tp_iter(PyObject* self) {
 
 int bf_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   const Tensor& t = unwrap(self);
+  try {
+    ensure_materialized(t, BreakKind::Numpy, "the buffer protocol (numpy.asarray)");
+    if (!t.impl()->storage_) t.raw_data();  // raises for a poisoned tensor
+  } catch (...) {
+    translate_exception();
+    view->obj = nullptr;
+    return -1;
+  }
   static const char* formats[] = {"?", "q", "f", "d"};
   int nd = t.ndim();
   auto* dims = new Py_ssize_t[2 * (nd ? nd : 1)];
@@ -367,6 +383,7 @@ void tp_dealloc(PyObject* self) {
 PyObject* tp_repr(PyObject* self) {
   DYN_TRY
   const Tensor& t = unwrap(self);
+  ensure_materialized(t, BreakKind::Print, "repr()/print()");
   std::string s = format_tensor(t, t.impl()->requires_grad_ ? "requires_grad=True" : "");
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
   DYN_CATCH

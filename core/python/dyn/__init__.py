@@ -37,4 +37,10 @@ def is_floating_point(input):
     return input.dtype.is_floating_point
 
 
+_dyn._set_package_dir(__path__[0] + "/")
+sync = _dyn.sync
+GraphBreakError = _dyn.GraphBreakError
+
 from . import nn  # noqa: E402,F401
+from . import debug  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401

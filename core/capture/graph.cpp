@@ -1,0 +1,173 @@
+// The graph IR: printing, verification and structural keys.
+#include "core/capture/graph.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace dyn {
+
+int Graph::add_input(const Tensor& t, InputKind kind, std::string name) {
+  Value v;
+  v.dtype = t.dtype();
+  v.shape = t.shape();
+  v.strides = t.strides();
+  v.offset = t.offset();
+  v.input_kind = kind;
+  v.input_name = std::move(name);
+  v.input = t;
+  values.push_back(std::move(v));
+  int id = static_cast<int>(values.size()) - 1;
+  inputs.push_back(id);
+  return id;
+}
+
+std::string meta_str(DType t, const Dims& shape) {
+  static const char* kShort[] = {"b8", "i64", "f32", "f64"};
+  std::string s = kShort[static_cast<int>(t)];
+  s += "[";
+  for (int i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+namespace {
+
+const char* input_kind_name(InputKind k) {
+  switch (k) {
+    case InputKind::Argument: return "argument";
+    case InputKind::Parameter: return "parameter";
+    case InputKind::Materialized: return "from an earlier graph";
+    case InputKind::External: break;
+  }
+  return "global or closure";
+}
+
+std::string operands(const Node& n) {
+  std::string s;
+  auto val = [](int v) { return "%" + std::to_string(v); };
+  std::vector<std::string> parts;
+  if (n.target >= 0) parts.push_back(val(n.target));
+  bool lhs = n.attrs.side == ScalarSide::Lhs;
+  if (lhs) parts.push_back(format_attrs(n.op, n.attrs));
+  for (int i : n.inputs)
+    if (i != n.target) parts.push_back(val(i));
+  std::string a = lhs ? std::string() : format_attrs(n.op, n.attrs);
+  if (!a.empty()) parts.push_back(a);
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+}  // namespace
+
+std::string print_node(const Graph& g, const Node& n, bool verbose) {
+  std::string lhs;
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const Value& v = g.values[n.outputs[i]];
+    lhs += (i ? ", " : "") + fmt::format("%{} : {}", n.outputs[i], meta_str(v.dtype, v.shape));
+  }
+  std::string name(op_name(n.op));
+  if (n.target >= 0) name += "_";
+  std::string s = fmt::format("{} = {}({})", lhs, name, operands(n));
+  SourceLoc top = n.where.top();
+  if (top.known()) {
+    std::string text = source_line(*top.file, top.line);
+    s = fmt::format("{:<44}  # {}{}{}", s, top.str(), text.empty() ? "" : "  ", text);
+  }
+  if (verbose)
+    for (size_t i = 1; i < n.where.frames.size(); ++i) {
+      const SourceLoc& f = n.where.frames[i];
+      s += fmt::format("\n{:<44}  #   called from {} in {}", "", f.str(), f.function ? *f.function : "?");
+    }
+  return s;
+}
+
+std::string print_graph(const Graph& g, bool verbose) {
+  std::string s;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    std::string name = v.input_name.empty() ? std::string() : " '" + v.input_name + "'";
+    s += fmt::format("%{} : {} = input{}  ({})\n", id, meta_str(v.dtype, v.shape), name, input_kind_name(v.input_kind));
+  }
+  for (const Node& n : g.nodes) s += print_node(g, n, verbose) + "\n";
+  s += "return (";
+  for (size_t i = 0; i < g.outputs.size(); ++i) s += (i ? ", " : "") + fmt::format("%{}", g.outputs[i]);
+  return s + ")\n";
+}
+
+std::string verify_graph(const Graph& g) {
+  std::vector<bool> defined(g.values.size(), false);
+  for (int id : g.inputs) {
+    if (id < 0 || id >= static_cast<int>(g.values.size())) return fmt::format("input %{} out of range", id);
+    defined[id] = true;
+  }
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    const OpDef& d = op_def(n.op);
+    int expected = d.num_inputs - (d.cls == OpClass::Binary && n.attrs.side != ScalarSide::None ? 1 : 0);
+    if (d.num_inputs >= 0 && static_cast<int>(n.inputs.size()) != expected)
+      return fmt::format("node {} ({}) has {} inputs, expected {}", k, d.name, n.inputs.size(), expected);
+    for (int i : n.inputs)
+      if (i < 0 || i >= static_cast<int>(defined.size()) || !defined[i])
+        return fmt::format("node {} ({}) uses %{} before it is defined", k, d.name, i);
+    if (n.target >= 0 && !defined[n.target]) return fmt::format("node {} writes undefined %{}", k, n.target);
+    if (static_cast<int>(n.outputs.size()) != d.num_outputs)
+      return fmt::format("node {} ({}) has {} outputs, expected {}", k, d.name, n.outputs.size(), d.num_outputs);
+    for (int o : n.outputs) {
+      if (o < 0 || o >= static_cast<int>(defined.size())) return fmt::format("node {} output out of range", k);
+      if (defined[o]) return fmt::format("node {} ({}) redefines %{}", k, d.name, o);
+      if (g.values[o].producer != static_cast<int>(k)) return fmt::format("%{} has the wrong producer", o);
+      defined[o] = true;
+    }
+  }
+  for (int o : g.outputs)
+    if (o < 0 || o >= static_cast<int>(defined.size()) || !defined[o])
+      return fmt::format("graph output %{} is not defined", o);
+  return {};
+}
+
+namespace {
+template <typename T>
+void put(std::string& k, const T& v) {
+  k.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+void put_dims(std::string& k, const Dims& d) {
+  put(k, static_cast<int8_t>(d.size()));
+  for (int64_t x : d) put(k, x);
+}
+void put_scalar(std::string& k, const Scalar& s) {
+  put(k, s.kind);
+  if (s.kind == Scalar::Float)
+    put(k, s.f);
+  else
+    put(k, s.i);
+}
+}  // namespace
+
+std::string structure_key(const Graph& g) {
+  std::string k;
+  k.reserve(64 * (g.nodes.size() + g.inputs.size()));
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    put(k, v.dtype);
+    put_dims(k, v.shape);
+    put_dims(k, v.strides);
+    put(k, v.offset);
+  }
+  for (const Node& n : g.nodes) {
+    put(k, n.op);
+    put(k, n.target);
+    for (int i : n.inputs) put(k, i);
+    const Attrs& a = n.attrs;
+    put_scalar(k, a.scalar);
+    put_scalar(k, a.scalar2);
+    put_scalar(k, a.scalar3);
+    put_dims(k, a.dims);
+    put(k, a.dim), put(k, a.i0), put(k, a.i1), put(k, a.i2);
+    put(k, a.dtype), put(k, a.side), put(k, a.keepdim), put(k, a.has_lo), put(k, a.has_hi);
+    k.push_back(';');
+  }
+  for (int o : g.outputs) put(k, o);
+  return k;
+}
+
+}  // namespace dyn

@@ -1,0 +1,59 @@
+// The graph IR: a segment of a trace is a Graph of Nodes over Values (SSA, in program order).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/capture/source.h"
+#include "core/ops/registry.h"
+
+namespace dyn {
+
+// Where a graph input came from, for printing and (later) guards.
+enum class InputKind : uint8_t { Argument, Parameter, External, Materialized };
+
+struct Value {
+  DType dtype = DType::Float32;
+  Dims shape, strides;
+  int64_t offset = 0;
+  int producer = -1;  // node index, or -1 for a graph input
+  // Graph inputs only:
+  InputKind input_kind = InputKind::External;
+  std::string input_name;  // "a", "fc.weight"
+  Tensor input;            // the eager tensor read when the graph runs
+};
+
+struct Node {
+  OpId op;
+  Attrs attrs;
+  std::vector<int> inputs;   // value ids
+  std::vector<int> outputs;  // value ids
+  // In-place ops write into the buffer of value `target`; the output aliases it.
+  int target = -1;
+  SourceStack where;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // value ids, in order of first use
+  std::vector<int> outputs;  // value ids the rest of the program still sees
+
+  int add_input(const Tensor& t, InputKind kind, std::string name);
+  // Node count without inputs.
+  size_t op_count() const { return nodes.size(); }
+};
+
+// "%3 : f32[4, 8] = add(%1, %2)  # file.py:12  x = a + b", one node per line.
+std::string print_graph(const Graph& g, bool verbose = false);
+std::string print_node(const Graph& g, const Node& n, bool verbose = false);
+// "f32[4, 8]"
+std::string meta_str(DType t, const Dims& shape);
+// Checks SSA form, operand ranges and that each node's recorded outputs match re-inference.
+// Returns an empty string when the graph is well formed, else what is wrong.
+std::string verify_graph(const Graph& g);
+
+// A key equal for graphs with the same structure: ops, attributes (rng state excluded: it is
+// an input of the graph, not a constant), wiring, input and output metadata.
+std::string structure_key(const Graph& g);
+
+}  // namespace dyn

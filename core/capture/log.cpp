@@ -1,0 +1,74 @@
+// The capture log.
+#include "core/capture/log.h"
+
+namespace dyn {
+
+std::string_view event_kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::Compile: return "compile";
+    case EventKind::CacheHit: return "cache_hit";
+    case EventKind::GraphBreak: return "graph_break";
+    case EventKind::GuardFailure: return "guard_failure";
+    case EventKind::Recompile: return "recompile";
+    case EventKind::Fallback: break;
+  }
+  return "fallback";
+}
+
+std::string_view break_kind_name(BreakKind k) {
+  switch (k) {
+    case BreakKind::DataDependentBranch: return "data_dependent_branch";
+    case BreakKind::Item: return "item";
+    case BreakKind::ToList: return "tolist";
+    case BreakKind::Numpy: return "numpy";
+    case BreakKind::Print: return "print";
+    case BreakKind::UnsupportedOp: return "unsupported_op";
+    case BreakKind::ExplicitSync: break;
+  }
+  return "explicit_sync";
+}
+
+CaptureLog::CaptureLog() : start_(std::chrono::steady_clock::now()) {}
+
+CaptureLog& CaptureLog::get() {
+  static CaptureLog log;
+  return log;
+}
+
+double CaptureLog::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void CaptureLog::add(Event e) {
+  e.time = now();
+  events_.push_back(std::move(e));
+}
+
+GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, const Graph& g) {
+  std::string id = fn + "[" + std::to_string(entry) + "]." + std::to_string(segment);
+  auto it = by_id_.find(id);
+  if (it != by_id_.end()) return *it->second;
+  auto r = std::make_unique<GraphRecord>();
+  r->fn = fn;
+  r->entry = entry;
+  r->segment = segment;
+  r->graph = g;
+  GraphRecord* p = r.get();
+  graphs_.push_back(std::move(r));
+  by_id_[id] = p;
+  return *p;
+}
+
+GraphRecord* CaptureLog::find_graph(const std::string& id) {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+void CaptureLog::reset() {
+  events_.clear();
+  counters_ = Counters{};
+  graphs_.clear();
+  by_id_.clear();
+}
+
+}  // namespace dyn

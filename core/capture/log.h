@@ -1,0 +1,74 @@
+// The capture log: every event, the counters, every compiled graph and every compiled function.
+// The one store that dyn.debug, the REPL and the pictures read; none keeps its own copy.
+#pragma once
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/capture/graph.h"
+
+namespace dyn {
+
+enum class EventKind : uint8_t { Compile, CacheHit, GraphBreak, GuardFailure, Recompile, Fallback };
+std::string_view event_kind_name(EventKind k);  // "graph_break"
+
+// Why a segment was cut. The names are stable: tests and tools match on them.
+enum class BreakKind : uint8_t { DataDependentBranch, Item, ToList, Numpy, Print, UnsupportedOp, ExplicitSync };
+std::string_view break_kind_name(BreakKind k);  // "data_dependent_branch"
+
+struct Event {
+  EventKind kind;
+  double time = 0;  // seconds since the log started
+  std::string fn;
+  int entry = -1;
+  int segment = -1;
+  SourceStack where;
+  std::string reason;   // readable
+  std::string details;  // compile: graph id and size; graph_break: what Python asked for
+  // graph_break only
+  BreakKind break_kind = BreakKind::ExplicitSync;
+  std::string hint;
+};
+
+// One compiled segment as the tools show it: id "fn[entry].segment".
+struct GraphRecord {
+  std::string fn;
+  int entry = 0;
+  int segment = 0;
+  Graph graph;
+  int64_t calls = 0;  // calls it served
+  std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
+};
+
+struct Counters {
+  int64_t calls = 0, cache_hits = 0, compiles = 0, recompiles = 0, graph_breaks = 0, guard_failures = 0,
+          fallbacks = 0;
+  double trace_s = 0, compile_s = 0, execute_s = 0;
+};
+
+class CaptureLog {
+ public:
+  static CaptureLog& get();
+
+  void add(Event e);
+  const std::vector<Event>& events() const { return events_; }
+  Counters& counters() { return counters_; }
+  // Stores a compiled graph once per id; returns the stored record.
+  GraphRecord& graph(const std::string& fn, int entry, int segment, const Graph& g);
+  const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
+  GraphRecord* find_graph(const std::string& id);
+  void reset();
+  double now() const;
+
+ private:
+  CaptureLog();
+  std::vector<Event> events_;
+  Counters counters_;
+  std::vector<std::unique_ptr<GraphRecord>> graphs_;
+  std::map<std::string, GraphRecord*> by_id_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace dyn

@@ -1,0 +1,110 @@
+// Plans: dead-node and common-subexpression elimination, and the executor.
+#include "core/capture/plan.h"
+
+#include <map>
+
+#include "core/error.h"
+
+namespace dyn {
+
+std::vector<bool> eliminate_dead_nodes(const Graph& g) {
+  std::vector<bool> live_value(g.values.size(), false), live(g.nodes.size(), false);
+  for (int o : g.outputs) live_value[o] = true;
+  for (int k = static_cast<int>(g.nodes.size()) - 1; k >= 0; --k) {
+    const Node& n = g.nodes[k];
+    bool needed = n.target >= 0;  // a write into a buffer is visible whether or not it is read
+    for (int o : n.outputs) needed = needed || live_value[o];
+    if (!needed) continue;
+    live[k] = true;
+    for (int i : n.inputs) live_value[i] = true;
+    if (n.target >= 0) live_value[n.target] = true;
+  }
+  return live;
+}
+
+namespace {
+std::string cse_key(const Node& n, const std::vector<int>& remap) {
+  std::string k;
+  auto put = [&](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  put(n.op);
+  for (int i : n.inputs) put(remap[i]);
+  const Attrs& a = n.attrs;
+  put(a.scalar.kind), put(a.scalar.f), put(a.scalar.i), put(a.scalar2.kind), put(a.scalar2.f), put(a.scalar2.i);
+  put(a.scalar3.kind), put(a.scalar3.f), put(a.scalar3.i);
+  put(static_cast<int8_t>(a.dims.size()));
+  for (int64_t d : a.dims) put(d);
+  put(a.dim), put(a.i0), put(a.i1), put(a.i2), put(a.seed), put(a.offset), put(a.dtype), put(a.side), put(a.keepdim);
+  put(a.has_lo), put(a.has_hi);
+  return k;
+}
+}  // namespace
+
+void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan) {
+  plan->remap.resize(g.values.size());
+  for (size_t i = 0; i < g.values.size(); ++i) plan->remap[i] = static_cast<int>(i);
+  std::map<std::string, int> seen;  // key -> node index
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!live[k]) continue;
+    const Node& n = g.nodes[k];
+    if (n.target >= 0) {  // values may change under an in-place write: forget what we know
+      seen.clear();
+      plan->order.push_back(static_cast<int>(k));
+      continue;
+    }
+    std::string key = cse_key(n, plan->remap);
+    auto it = seen.find(key);
+    if (it != seen.end()) {
+      const Node& first = g.nodes[it->second];
+      for (size_t o = 0; o < n.outputs.size(); ++o) plan->remap[n.outputs[o]] = first.outputs[o];
+      continue;
+    }
+    seen.emplace(std::move(key), static_cast<int>(k));
+    plan->order.push_back(static_cast<int>(k));
+  }
+}
+
+std::shared_ptr<Plan> compile_plan(const Graph& g) {
+  auto plan = std::make_shared<Plan>();
+  plan->nodes_before = g.nodes.size();
+  std::vector<bool> live = eliminate_dead_nodes(g);
+  eliminate_common_subexpressions(g, live, plan.get());
+  return plan;
+}
+
+namespace {
+void run_node(const Graph& g, const Node& n, const std::vector<int>* remap, std::vector<Tensor>& slots) {
+  std::vector<Tensor> in;
+  in.reserve(n.inputs.size());
+  for (int i : n.inputs) in.push_back(slots[remap ? (*remap)[i] : i]);
+  const OpDef& d = op_def(n.op);
+  if (n.target >= 0) {
+    Tensor self = slots[remap ? (*remap)[n.target] : n.target];
+    dispatch_into_eager(n.op, in, n.attrs, self);
+    slots[n.outputs[0]] = self;
+    return;
+  }
+  if (d.num_outputs == 2) {
+    auto r = dispatch2_eager(n.op, in, n.attrs);
+    slots[n.outputs[0]] = r.first;
+    slots[n.outputs[1]] = r.second;
+  } else {
+    slots[n.outputs[0]] = dispatch_eager(n.op, in, n.attrs);
+  }
+  (void)g;
+}
+}  // namespace
+
+std::vector<Tensor> execute(const Graph& g, const Plan* plan) {
+  std::vector<Tensor> slots(g.values.size());
+  for (int id : g.inputs) slots[id] = g.values[id].input;
+  if (!plan) {
+    for (const Node& n : g.nodes) run_node(g, n, nullptr, slots);
+    return slots;
+  }
+  for (int k : plan->order) run_node(g, g.nodes[k], &plan->remap, slots);
+  for (size_t v = 0; v < slots.size(); ++v)
+    if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
+  return slots;
+}
+
+}  // namespace dyn

@@ -1,0 +1,29 @@
+// Compiling a segment into a plan, and running it with the eager kernels.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/capture/graph.h"
+
+namespace dyn {
+
+// The executable form of a segment: which nodes run, in order, and which values CSE merged.
+// Fusion and buffer planning slot in here as further passes over the same steps.
+struct Plan {
+  std::vector<int> order;  // node indices, program order
+  std::vector<int> remap;  // value id -> the value that replaces it
+  size_t nodes_before = 0;
+};
+
+// eliminate_dead_nodes then eliminate_common_subexpressions.
+std::shared_ptr<Plan> compile_plan(const Graph& g);
+// Keeps nodes that reach an output or write into a buffer (in-place ops).
+std::vector<bool> eliminate_dead_nodes(const Graph& g);
+// Merges nodes with the same op, operands and attributes; in-place ops are barriers.
+void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan);
+
+// Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the
+// graph's inputs; returns a tensor for every value id (empty where not computed).
+std::vector<Tensor> execute(const Graph& g, const Plan* plan);
+
+}  // namespace dyn

@@ -1,0 +1,132 @@
+"""dyn.debug: what compile regions captured — graphs, graph breaks, events, counters — from Python.
+
+The same records the REPL shows; nothing here keeps its own copy.
+"""
+import _dyn
+
+from . import _compile
+
+
+def _fn_name(fn):
+    if fn is None:
+        return None
+    c = _compile.lookup(fn)
+    if c is not None:
+        return c.name
+    if isinstance(fn, str):
+        return fn
+    raise TypeError(f"expected a compiled function, its original function or its name, got {type(fn).__name__}")
+
+
+def counters():
+    """Counters and times in seconds: calls, compiles, graph_breaks, graphs, trace_s, compile_s, execute_s, ..."""
+    return _dyn._counters()
+
+
+def events(kind=None, fn=None):
+    """The event log as dicts (kind, fn, entry, segment, file, line, reason, ...), oldest first."""
+    name = _fn_name(fn)
+    return [e for e in _dyn._events() if (kind is None or e["kind"] == kind) and (name is None or e["fn"] == name)]
+
+
+class Node:
+    """One op of a captured graph."""
+
+    def __init__(self, d):
+        self.op = d["op"]
+        self.dtype = d["dtype"]
+        self.shape = d["shape"]
+        self.file = d["file"]
+        self.line = d["line"]
+        self.source = d["source"]
+        self.stack = d["stack"]
+        self.inputs = d["inputs"]
+        self.outputs = d["outputs"]
+        self.args = d["args"]
+        self._text = d["text"]
+
+    def __repr__(self):
+        return f"<Node {self._text.split('#')[0].strip()}>"
+
+
+class Graph:
+    """A captured graph (one segment of one cache entry): id reads FN[ENTRY].SEGMENT."""
+
+    def __init__(self, d):
+        self.id = d["id"]
+        self.fn = d["fn"]
+        self.entry = d["entry"]
+        self.segment = d["segment"]
+        self.calls = d["calls"]
+        self.nodes = [Node(n) for n in d["nodes"]]
+        self.inputs = d["inputs"]
+        self._text = d["text"]
+        self._text_verbose = d["text_verbose"]
+
+    @property
+    def ops(self):
+        return [n.op for n in self.nodes]
+
+    def text(self, verbose=False):
+        """The graph, one node per line, with the user's source line beside each node."""
+        return self._text_verbose if verbose else self._text
+
+    def __repr__(self):
+        return f"<Graph {self.id}: {len(self.nodes)} ops>"
+
+
+def graphs(fn=None):
+    """Every captured graph (or those of one compiled function), in the order they were compiled."""
+    name = _fn_name(fn)
+    return [Graph(d) for d in _dyn._graphs() if name is None or d["fn"] == name]
+
+
+def reset():
+    """Forget graphs, events, counters and compiled plans."""
+    _dyn._reset()
+
+
+class ExplainOutput:
+    """What one fresh call of a compiled function captured."""
+
+    def __init__(self, name, graphs, breaks):
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.graph_break_count = len(breaks)
+        self.break_reasons = [
+            {"reason": b["reason"], "kind": b["break_kind"], "file": b["file"], "line": b["line"],
+             "source": b["source"], "hint": b["hint"]}
+            for b in breaks
+        ]
+        self.ops_per_graph = [g.ops for g in graphs]
+        self.op_count = sum(len(o) for o in self.ops_per_graph)
+        self.guards = []  # filled once guards exist (see the guards issue)
+        self._name = name
+
+    def __str__(self):
+        lines = [
+            f"{self._name}: {self.graph_count} graph(s), {self.graph_break_count} graph break(s), "
+            f"{self.op_count} op(s)"
+        ]
+        for i, b in enumerate(self.break_reasons):
+            where = f"{b['file']}:{b['line']}" if b["file"] else "<unknown>"
+            lines.append(f"  break {i + 1}: {where}  {b['source'] or ''}".rstrip())
+            lines.append(f"    {b['reason']}")
+            if b["hint"]:
+                lines.append(f"    hint: {b['hint']}")
+        for g in self.graphs:
+            lines.append(f"  graph {g.id}: {', '.join(g.ops)}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(fn, *args, **kwargs):
+    """Runs one call of dyn.compile(fn) afresh and reports its graphs and graph breaks."""
+    c = _compile.lookup(fn)
+    target = c.__wrapped__ if c is not None else fn
+    opts = {} if c is None else {"fullgraph": False, "backend": c.backend}
+    fresh = _compile.compile(target, name=f"explain({c.name if c else getattr(target, '__name__', 'fn')})", **opts)
+    fresh(*args, **kwargs)
+    name = fresh.name
+    return ExplainOutput(name, graphs(name), events("graph_break", name))

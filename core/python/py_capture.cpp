@@ -1,0 +1,359 @@
+// The binding of compile regions: region entry/exit, input naming, breaks, source locations and
+// the debug queries (events, counters, graphs) that dyn.debug wraps.
+#include <unordered_map>
+
+#include "core/capture/capture.h"
+#include "core/error.h"
+#include "core/python/py_common.h"  // Python.h first, then the frame API
+#include <frameobject.h>
+
+namespace dyn::py {
+
+PyObject* GraphBreakError = nullptr;
+
+namespace {
+
+// ---- source locations ----
+
+struct CodeInfo {
+  const std::string* file;
+  const std::string* func;
+  bool internal;  // a frame of the dyn package: skipped so the user's own line shows
+};
+
+std::string g_package_dir;  // ".../core/python/dyn/"
+
+const CodeInfo& code_info(PyCodeObject* code) {
+  static std::unordered_map<PyCodeObject*, CodeInfo> cache;
+  auto it = cache.find(code);
+  if (it != cache.end()) return it->second;
+  Py_INCREF(code);  // keeps the key valid for the life of the process
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  const char* func = PyUnicode_AsUTF8(code->co_name);
+  if (!file || !func) PyErr_Clear();
+  std::string f = file ? file : "?";
+  bool internal = (!g_package_dir.empty() && f.rfind(g_package_dir, 0) == 0) || f == "<dynrepl>";
+  return cache.emplace(code, CodeInfo{intern(f), intern(func ? func : "?"), internal}).first->second;
+}
+
+constexpr size_t kStackDepth = 4;
+
+SourceStack locate() {
+  SourceStack st;
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  while (f && st.frames.size() < kStackDepth) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    const CodeInfo& ci = code_info(code);
+    Py_DECREF(code);
+    if (!ci.internal) st.frames.push_back(SourceLoc{ci.file, ci.func, PyFrame_GetLineNumber(f)});
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  return st;
+}
+
+// ---- compiled function state ----
+
+struct PyCompiledState {
+  PyObject_HEAD std::shared_ptr<CompiledFunction> fn;
+};
+
+void state_dealloc(PyObject* self) {
+  reinterpret_cast<PyCompiledState*>(self)->fn.~shared_ptr();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* state_name(PyObject* self, void*) {
+  return PyUnicode_FromString(reinterpret_cast<PyCompiledState*>(self)->fn->name().c_str());
+}
+PyObject* state_calls(PyObject* self, void*) {
+  return PyLong_FromLongLong(reinterpret_cast<PyCompiledState*>(self)->fn->calls);
+}
+PyObject* state_entries(PyObject* self, void*) {
+  return PyLong_FromLong(reinterpret_cast<PyCompiledState*>(self)->fn->num_entries());
+}
+
+PyGetSetDef state_getset[] = {
+    {"name", state_name, nullptr, "the function's name in graph ids", nullptr},
+    {"calls", state_calls, nullptr, "calls so far", nullptr},
+    {"entries", state_entries, nullptr, "distinct traces (cache entries) so far", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject CompiledStateType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "dyn._CompiledState";
+  t.tp_basicsize = sizeof(PyCompiledState);
+  t.tp_dealloc = state_dealloc;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_getset = state_getset;
+  return t;
+}();
+
+using Args = PyObject* const*;
+#define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
+#define DYN_ENTRY(pyname, fn, doc) \
+  {pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc}
+
+std::string str_arg(const char* fn, const char* arg, PyObject* o) {
+  if (!o || !PyUnicode_Check(o)) throw_type_error(fmt::format("{}(): argument '{}' must be str", fn, arg));
+  return PyUnicode_AsUTF8(o);
+}
+
+DYN_FAST(f_compiled_state) {
+  DYN_TRY
+  PyObject* a[4];
+  parse_args("_compiled_state", args, nargs, kw, {"name", "fullgraph", "cache_limit", "backend"}, 4, a);
+  CompileOptions o;
+  o.name = str_arg("compile", "name", a[0]);
+  o.fullgraph = bool_arg("compile", "fullgraph", a[1], false);
+  o.cache_limit = static_cast<int>(int_arg("compile", "cache_limit", a[2]));
+  std::string backend = str_arg("compile", "backend", a[3]);
+  o.eager_backend = backend == "eager";
+  auto* s = PyObject_New(PyCompiledState, &CompiledStateType);
+  if (!s) return nullptr;
+  new (&s->fn) std::shared_ptr<CompiledFunction>(std::make_shared<CompiledFunction>(std::move(o)));
+  return reinterpret_cast<PyObject*>(s);
+  DYN_CATCH
+}
+
+DYN_FAST(f_region_begin) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("_region_begin", args, nargs, kw, {"state"}, 1, a);
+  if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
+  return PyBool_FromLong(Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn));
+  DYN_CATCH
+}
+
+DYN_FAST(f_region_end) {
+  DYN_TRY
+  parse_args("_region_end", args, nargs, kw, {}, 0, nullptr);
+  if (Capture::active()) Capture::end();
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(f_region_abort) {
+  DYN_TRY
+  parse_args("_region_abort", args, nargs, kw, {}, 0, nullptr);
+  Capture::abort();
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(f_name_input) {
+  DYN_TRY
+  PyObject* a[3];
+  parse_args("_name_input", args, nargs, kw, {"tensor", "kind", "name"}, 3, a);
+  if (Capture* c = Capture::active()) {
+    std::string kind = str_arg("_name_input", "kind", a[1]);
+    c->name_input(tensor_arg("_name_input", "tensor", a[0]),
+                  kind == "parameter" ? InputKind::Parameter : InputKind::Argument,
+                  str_arg("_name_input", "name", a[2]));
+  }
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(f_sync) {
+  DYN_TRY
+  parse_args("sync", args, nargs, kw, {}, 0, nullptr);
+  if (Capture* c = Capture::active()) c->graph_break(BreakKind::ExplicitSync, "dyn.sync()");
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(f_capture_active) {
+  DYN_TRY
+  parse_args("_capture_active", args, nargs, kw, {}, 0, nullptr);
+  return PyBool_FromLong(Capture::active() != nullptr);
+  DYN_CATCH
+}
+
+DYN_FAST(f_set_package_dir) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("_set_package_dir", args, nargs, kw, {"path"}, 1, a);
+  g_package_dir = str_arg("_set_package_dir", "path", a[0]);
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+// ---- debug queries ----
+
+PyObject* str_obj(const std::string& s) { return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())); }
+
+void set_item(PyObject* d, const char* k, PyObject* v) {
+  if (!v) throw PythonErrorSet{};
+  PyDict_SetItemString(d, k, v);
+  Py_DECREF(v);
+}
+
+void put_where(PyObject* d, const SourceStack& where) {
+  SourceLoc top = where.top();
+  if (top.known()) {
+    set_item(d, "file", str_obj(*top.file));
+    set_item(d, "line", PyLong_FromLong(top.line));
+    set_item(d, "source", str_obj(source_line(*top.file, top.line)));
+  } else {
+    PyDict_SetItemString(d, "file", Py_None);
+    PyDict_SetItemString(d, "line", Py_None);
+    PyDict_SetItemString(d, "source", Py_None);
+  }
+  PyObject* stack = PyList_New(0);
+  for (const SourceLoc& f : where.frames) {
+    PyObject* fr = Py_BuildValue("(sis)", f.file->c_str(), f.line, f.function ? f.function->c_str() : "?");
+    PyList_Append(stack, fr);
+    Py_DECREF(fr);
+  }
+  set_item(d, "stack", stack);
+}
+
+DYN_FAST(f_events) {
+  DYN_TRY
+  parse_args("_events", args, nargs, kw, {}, 0, nullptr);
+  const auto& evs = CaptureLog::get().events();
+  PyObject* list = PyList_New(0);
+  for (const Event& e : evs) {
+    PyObject* d = PyDict_New();
+    set_item(d, "kind", str_obj(std::string(event_kind_name(e.kind))));
+    set_item(d, "time", PyFloat_FromDouble(e.time));
+    set_item(d, "fn", str_obj(e.fn));
+    set_item(d, "entry", PyLong_FromLong(e.entry));
+    set_item(d, "segment", PyLong_FromLong(e.segment));
+    put_where(d, e.where);
+    set_item(d, "reason", str_obj(e.reason));
+    set_item(d, "details", str_obj(e.details));
+    if (e.kind == EventKind::GraphBreak) {
+      set_item(d, "break_kind", str_obj(std::string(break_kind_name(e.break_kind))));
+      set_item(d, "hint", str_obj(e.hint));
+    }
+    PyList_Append(list, d);
+    Py_DECREF(d);
+  }
+  return list;
+  DYN_CATCH
+}
+
+DYN_FAST(f_counters) {
+  DYN_TRY
+  parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
+  CaptureLog& log = CaptureLog::get();
+  const Counters& c = log.counters();
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d}", "calls", c.calls, "cache_hits", c.cache_hits,
+                       "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
+                       "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
+                       static_cast<Py_ssize_t>(log.graphs().size()), "trace_s", c.trace_s, "compile_s", c.compile_s,
+                       "execute_s", c.execute_s);
+  DYN_CATCH
+}
+
+PyObject* graph_dict(const GraphRecord& r) {
+  PyObject* d = PyDict_New();
+  set_item(d, "id", str_obj(r.id()));
+  set_item(d, "fn", str_obj(r.fn));
+  set_item(d, "entry", PyLong_FromLong(r.entry));
+  set_item(d, "segment", PyLong_FromLong(r.segment));
+  set_item(d, "calls", PyLong_FromLongLong(r.calls));
+  set_item(d, "text", str_obj(print_graph(r.graph)));
+  set_item(d, "text_verbose", str_obj(print_graph(r.graph, true)));
+  PyObject* nodes = PyList_New(0);
+  for (const Node& n : r.graph.nodes) {
+    PyObject* nd = PyDict_New();
+    set_item(nd, "op", str_obj(std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "")));
+    const Value& v = r.graph.values[n.outputs[0]];
+    set_item(nd, "dtype", dtype_object(v.dtype) ? (Py_INCREF(dtype_object(v.dtype)), dtype_object(v.dtype)) : nullptr);
+    set_item(nd, "shape", make_size(v.shape));
+    PyObject* ins = PyList_New(0);
+    for (int i : n.inputs) {
+      PyObject* x = PyLong_FromLong(i);
+      PyList_Append(ins, x);
+      Py_DECREF(x);
+    }
+    set_item(nd, "inputs", ins);
+    PyObject* outs = PyList_New(0);
+    for (int o : n.outputs) {
+      PyObject* x = PyLong_FromLong(o);
+      PyList_Append(outs, x);
+      Py_DECREF(x);
+    }
+    set_item(nd, "outputs", outs);
+    set_item(nd, "args", str_obj(format_attrs(n.op, n.attrs)));
+    set_item(nd, "text", str_obj(print_node(r.graph, n)));
+    put_where(nd, n.where);
+    PyList_Append(nodes, nd);
+    Py_DECREF(nd);
+  }
+  set_item(d, "nodes", nodes);
+  PyObject* ins = PyList_New(0);
+  for (int id : r.graph.inputs) {
+    const Value& v = r.graph.values[id];
+    static const char* kinds[] = {"argument", "parameter", "external", "materialized"};
+    PyObject* x = Py_BuildValue("{s:i,s:s,s:s}", "value", id, "kind", kinds[static_cast<int>(v.input_kind)], "name",
+                                v.input_name.c_str());
+    PyList_Append(ins, x);
+    Py_DECREF(x);
+  }
+  set_item(d, "inputs", ins);
+  return d;
+}
+
+DYN_FAST(f_graphs) {
+  DYN_TRY
+  parse_args("_graphs", args, nargs, kw, {}, 0, nullptr);
+  PyObject* list = PyList_New(0);
+  for (const auto& r : CaptureLog::get().graphs()) {
+    PyObject* d = graph_dict(*r);
+    PyList_Append(list, d);
+    Py_DECREF(d);
+  }
+  return list;
+  DYN_CATCH
+}
+
+DYN_FAST(f_reset) {
+  DYN_TRY
+  parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
+  DYN_CHECK(!Capture::active(), ErrorKind::Runtime, "dyn.debug.reset() cannot run inside a compiled function");
+  CaptureLog::get().reset();
+  clear_plan_cache();
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+PyMethodDef capture_functions[] = {
+    DYN_ENTRY("_compiled_state", f_compiled_state, "engine state of a compiled function"),
+    DYN_ENTRY("_region_begin", f_region_begin, "enter a compile region; False when one is active (inline)"),
+    DYN_ENTRY("_region_end", f_region_end, "run the last segment and leave the region"),
+    DYN_ENTRY("_region_abort", f_region_abort, "leave the region after an exception"),
+    DYN_ENTRY("_name_input", f_name_input, "name a tensor entering the graph"),
+    DYN_ENTRY("sync", f_sync, "sync(): inside a compiled function, cut the graph here (an explicit graph break)"),
+    DYN_ENTRY("_capture_active", f_capture_active, "whether a compile region is running"),
+    DYN_ENTRY("_set_package_dir", f_set_package_dir, "frames under this folder are the library's, not the user's"),
+    DYN_ENTRY("_events", f_events, "the capture event log"),
+    DYN_ENTRY("_counters", f_counters, "capture counters and timings"),
+    DYN_ENTRY("_graphs", f_graphs, "every captured graph"),
+    DYN_ENTRY("_reset", f_reset, "forget graphs, events and compiled plans"),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool init_capture(PyObject* m) {
+  set_source_locator(locate);
+  if (PyType_Ready(&CompiledStateType) < 0) return false;
+  GraphBreakError = PyErr_NewExceptionWithDoc(
+      "dyn.GraphBreakError",
+      "A graph break in a function compiled with fullgraph=True: says where, why and what to do.",
+      PyExc_RuntimeError, nullptr);
+  if (!GraphBreakError) return false;
+  Py_INCREF(GraphBreakError);
+  PyModule_AddObject(m, "GraphBreakError", GraphBreakError);
+  return PyModule_AddFunctions(m, capture_functions) == 0;
+}
+
+}  // namespace dyn::py
