@@ -30,12 +30,24 @@ void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
 
 // ---- trace tree ----
 
+// Note [trace tree]: an entry is the list of its segments' structure keys, each ending in how the
+// segment ended ("|break:kind" or "|end"), so no complete trace is a prefix of another. A call
+// follows the entry that has its path so far as a prefix; past the end of an entry that stops
+// one key short (one this call, or an earlier one, was still building), it extends it; otherwise
+// the call has diverged and a new entry starts with the shared prefix.
 int CompiledFunction::entry_for(const std::vector<std::string>& path, bool* created) {
   *created = false;
   for (size_t e = 0; e < entries_.size(); ++e) {
     const auto& keys = entries_[e];
     if (keys.size() >= path.size() && std::equal(path.begin(), path.end(), keys.begin()))
       return static_cast<int>(e);
+  }
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    auto& keys = entries_[e];
+    if (keys.size() + 1 == path.size() && std::equal(keys.begin(), keys.end(), path.begin())) {
+      keys.push_back(path.back());
+      return static_cast<int>(e);
+    }
   }
   *created = true;
   entries_.push_back(path);
@@ -148,7 +160,12 @@ void finish(Capture* c, double start, double compile_s, double execute_s) {
 void Capture::end() {
   Capture* c = active_;
   try {
-    c->run_segment(true, nullptr);
+    if (c->run_segment(true, nullptr).empty() && !c->path_.empty()) {
+      // Nothing ran after the last break: the trace still ends here.
+      c->path_.push_back("|end");
+      bool created = false;
+      c->fn_->entry_for(c->path_, &created);
+    }
   } catch (...) {
     for (auto& [p, v] : c->lazies_) poison(p);
     c->lazies_.clear();
@@ -244,16 +261,8 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
   const OpDef& d = op_def(op);
   if (d.cls == OpClass::DataDependent) {
     graph_break(BreakKind::UnsupportedOp, std::string(d.name));
-    Capture* saved = active_;
-    active_ = nullptr;  // the op runs now, on the inputs the break just computed
-    try {
-      Tensor r = dispatch_eager(op, in, a);
-      active_ = saved;
-      return r;
-    } catch (...) {
-      active_ = saved;
-      throw;
-    }
+    EagerScope eager;  // the op runs now, on the inputs the break just computed
+    return dispatch_eager(op, in, a);
   }
   OutMeta m;
   d.infer(in, a, &m);
@@ -329,14 +338,10 @@ std::string Capture::run_segment(bool commit, const Event* break_event) {
   if (compiled) log.counters().compile_s += t1 - t0;
 
   std::vector<Tensor> slots;
-  active_ = nullptr;  // kernels call ops internally: those must run, not record
-  try {
+  {
+    EagerScope eager;  // kernels call ops internally: those must run, not record
     slots = execute(seg_, plan.get());
-  } catch (...) {
-    active_ = this;
-    throw;
   }
-  active_ = this;
   double t2 = log.now();
   execute_s_ += t2 - t1;
   log.counters().execute_s += t2 - t1;

@@ -39,6 +39,8 @@ class CompiledFunction {
 };
 
 class Capture {
+  friend class EagerScope;
+
  public:
   // The capture of the running region on this thread, or nullptr (eager).
   static Capture* active() { return active_; }
@@ -85,6 +87,19 @@ class Capture {
   std::unordered_set<TensorImpl*> materialized_;
   std::vector<Storage*> pending_;  // storages with recorded writes not yet run
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
+};
+
+// Ops run now while this lives, even inside a region: for host-side work on tensors whose data
+// is already there (printing, reading an index tensor) and for running plans.
+class EagerScope {
+ public:
+  EagerScope() : saved_(Capture::active_) { Capture::active_ = nullptr; }
+  ~EagerScope() { Capture::active_ = saved_; }
+  EagerScope(const EagerScope&) = delete;
+  EagerScope& operator=(const EagerScope&) = delete;
+
+ private:
+  Capture* saved_;
 };
 
 // Makes t's data readable. A lazy tensor, or one whose memory has recorded writes pending,

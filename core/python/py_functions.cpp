@@ -176,6 +176,20 @@ DYN_FAST(m_max) {
   DYN_CATCH
 }
 
+// all()/any(): whether every/some element is nonzero, as a bool tensor (reduced like amin/amax).
+template <bool Any>
+DYN_FAST(m_all) {
+  DYN_TRY
+  PyObject* a[2];
+  const char* fn = Any ? "any" : "all";
+  parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
+  Dims dims = a[0] && a[0] != Py_None ? dims_arg(fn, "dim", a[0]) : Dims{};
+  Tensor b = ops::to_dtype(T(self), DType::Bool);
+  if (b.numel() == 0) return wrap(ops::full(Dims{}, Scalar::from_bool(!Any), DType::Bool));
+  return wrap(ops::reduce(Any ? OpId::amax : OpId::amin, b, dims, bool_arg(fn, "keepdim", a[1], false)));
+  DYN_CATCH
+}
+
 template <bool IsMin>
 DYN_FAST(m_argmax) {
   DYN_TRY
@@ -480,6 +494,8 @@ PyMethodDef tensor_methods[] = {
     DYN_ENTRY("amin", m_reduce<OpId::amin>, "amin(dim=None, keepdim=False)"),
     DYN_ENTRY("max", m_max<false>, "max() or max(dim, keepdim=False) -> (values, indices)"),
     DYN_ENTRY("min", m_max<true>, "min() or min(dim, keepdim=False) -> (values, indices)"),
+    DYN_ENTRY("all", m_all<false>, "all(dim=None, keepdim=False): every element nonzero"),
+    DYN_ENTRY("any", m_all<true>, "any(dim=None, keepdim=False): some element nonzero"),
     DYN_ENTRY("argmax", m_argmax<false>, "argmax(dim=None, keepdim=False)"),
     DYN_ENTRY("argmin", m_argmax<true>, "argmin(dim=None, keepdim=False)"),
     DYN_ENTRY("softmax", m_softmax<false>, "softmax(dim)"),

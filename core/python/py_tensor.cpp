@@ -285,7 +285,11 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
       ops::copy_(base, merged);
     } else if (p.tidx) {
       ensure_materialized(*p.tidx, BreakKind::Item, "assignment through an index tensor");
-      Tensor idx = ops::contiguous(*p.tidx);
+      Tensor idx;
+      {
+        EagerScope eager;
+        idx = ops::contiguous(*p.tidx);
+      }
       DYN_CHECK(idx.ndim() <= 1, ErrorKind::NotImplemented,
                 "dyn supports assignment through a 1-D index tensor only; got {} dims", idx.ndim());
       Tensor target_shape_probe = ops::index(p.view, p.tdim, idx);
@@ -384,6 +388,7 @@ PyObject* tp_repr(PyObject* self) {
   DYN_TRY
   const Tensor& t = unwrap(self);
   ensure_materialized(t, BreakKind::Print, "repr()/print()");
+  EagerScope eager;  // formatting takes views of data that is already there
   std::string s = format_tensor(t, t.impl()->requires_grad_ ? "requires_grad=True" : "");
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
   DYN_CATCH

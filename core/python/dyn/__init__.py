@@ -1,4 +1,6 @@
 """dyn: a small tensor library with PyTorch's names and semantics, built into dynrepl."""
+import builtins as _builtins  # dyn.bool and dyn.float below shadow the builtins in this module
+
 import _dyn
 from _dyn import (  # noqa: F401
     Tensor, Size, bool, int64, float32, float64, tensor, from_numpy, zeros, ones, empty, full, rand, randn,
@@ -17,7 +19,7 @@ for _name in (
     "abs exp log sqrt rsqrt sin cos tanh sigmoid relu neg floor ceil logical_not add sub mul div floor_divide "
     "remainder pow maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor clamp clip sum mean amax "
     "amin max min argmax argmin softmax log_softmax matmul reshape flatten transpose permute unsqueeze squeeze "
-    "gather index_select numel clone detach t"
+    "gather index_select numel clone detach t all any"
 ).split():
     globals()[_name] = getattr(Tensor, _name)
 del _name
@@ -31,6 +33,11 @@ class return_types:
 
     max = _dyn.max_return_type
     min = _dyn.max_return_type
+
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements (as torch.equal)."""
+    return input.shape == other.shape and _builtins.bool((input == other).all())
 
 
 def is_floating_point(input):
