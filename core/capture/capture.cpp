@@ -370,13 +370,26 @@ std::string Capture::run_segment(bool commit, const Event* break_event) {
     path_.push_back(key);
     bool created = false;
     int entry = fn_->entry_for(path_, &created);
-    Graph stored = seg_;
-    for (Value& v : stored.values) v.input = Tensor();  // the log must not keep user tensors alive
-    bool is_new = log.find_graph(fn_->name() + "[" + std::to_string(entry) + "]." + std::to_string(segment_index_)) ==
-                  nullptr;
-    GraphRecord& rec = log.graph(fn_->name(), entry, segment_index_, stored);
+    if (created) {
+      // A new entry shares the segments this call ran before it diverged: list them under it too.
+      for (size_t j = 0; j < graph_ids_.size(); ++j)
+        if (GraphRecord* prev = log.find_graph(graph_ids_[j])) {
+          Graph copy = prev->graph;
+          log.graph(fn_->name(), entry, static_cast<int>(j), std::move(copy)).calls++;
+        }
+    }
+    GraphRecord* found =
+        log.find_graph(fn_->name() + "[" + std::to_string(entry) + "]." + std::to_string(segment_index_));
+    bool is_new = found == nullptr;
+    if (is_new) {
+      Graph stored = seg_;
+      for (Value& v : stored.values) v.input = Tensor();  // the log must not keep user tensors alive
+      found = &log.graph(fn_->name(), entry, segment_index_, std::move(stored));
+    }
+    GraphRecord& rec = *found;
     rec.calls++;
     id = rec.id();
+    graph_ids_.push_back(id);
     if (is_new) {
       if (compiled) log.counters().compiles++;
       Event c;

@@ -80,7 +80,8 @@ class Capture {
   std::shared_ptr<CompiledFunction> fn_;
   Graph seg_;
   int segment_index_ = 0;
-  std::vector<std::string> path_;  // structure keys of this call's segments so far
+  std::vector<std::string> path_;       // structure keys of this call's segments so far
+  std::vector<std::string> graph_ids_;  // the graph records they ran as
   std::unordered_map<TensorImpl*, int> lazies_;  // live lazy tensors -> value id
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;

@@ -44,7 +44,7 @@ void CaptureLog::add(Event e) {
   events_.push_back(std::move(e));
 }
 
-GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, const Graph& g) {
+GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, Graph g) {
   std::string id = fn + "[" + std::to_string(entry) + "]." + std::to_string(segment);
   auto it = by_id_.find(id);
   if (it != by_id_.end()) return *it->second;
@@ -52,7 +52,7 @@ GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, co
   r->fn = fn;
   r->entry = entry;
   r->segment = segment;
-  r->graph = g;
+  r->graph = std::move(g);
   GraphRecord* p = r.get();
   graphs_.push_back(std::move(r));
   by_id_[id] = p;

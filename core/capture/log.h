@@ -56,7 +56,7 @@ class CaptureLog {
   const std::vector<Event>& events() const { return events_; }
   Counters& counters() { return counters_; }
   // Stores a compiled graph once per id; returns the stored record.
-  GraphRecord& graph(const std::string& fn, int entry, int segment, const Graph& g);
+  GraphRecord& graph(const std::string& fn, int entry, int segment, Graph g);
   const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
   GraphRecord* find_graph(const std::string& id);
   void reset();

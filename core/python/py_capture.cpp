@@ -38,6 +38,26 @@ const CodeInfo& code_info(PyCodeObject* code) {
 
 constexpr size_t kStackDepth = 4;
 
+// Line numbers come from decoding the code object's line table, linear in its size: cache them
+// per (code, instruction offset), which is what a loop hits again and again.
+int line_of(PyFrameObject* f, PyCodeObject* code) {
+  struct Key {
+    PyCodeObject* code;
+    int lasti;
+    bool operator==(const Key& o) const { return code == o.code && lasti == o.lasti; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const { return std::hash<void*>()(k.code) ^ (static_cast<size_t>(k.lasti) << 1); }
+  };
+  static std::unordered_map<Key, int, Hash> cache;
+  Key k{code, PyFrame_GetLasti(f)};
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second;
+  int line = PyFrame_GetLineNumber(f);
+  cache.emplace(k, line);
+  return line;
+}
+
 SourceStack locate() {
   SourceStack st;
   PyFrameObject* f = PyEval_GetFrame();
@@ -46,7 +66,7 @@ SourceStack locate() {
     PyCodeObject* code = PyFrame_GetCode(f);
     const CodeInfo& ci = code_info(code);
     Py_DECREF(code);
-    if (!ci.internal) st.frames.push_back(SourceLoc{ci.file, ci.func, PyFrame_GetLineNumber(f)});
+    if (!ci.internal) st.frames.push_back(SourceLoc{ci.file, ci.func, line_of(f, code)});
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;
