@@ -9,7 +9,7 @@ import dyn
 def fn(a, b):
     x = a + b
     x = x / 2.0
-    if x.sum() < 0:  # Python needs a value here: graph break
+    if x.sum() < 0:
         return x * -1.0
     return x
 
