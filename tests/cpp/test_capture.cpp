@@ -1,0 +1,144 @@
+// The capture engine from C++: recording, the verifier, passes, structure keys, bitwise results.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/capture/capture.h"
+#include "core/error.h"
+#include "core/ops/api.h"
+
+using namespace dyn;
+
+namespace {
+
+std::shared_ptr<CompiledFunction> make_fn(const std::string& name, bool eager = false) {
+  CompileOptions o;
+  o.name = name;
+  o.eager_backend = eager;
+  return std::make_shared<CompiledFunction>(o);
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  Tensor ca = ops::contiguous(a), cb = ops::contiguous(b);
+  return std::memcmp(ca.raw_data(), cb.raw_data(), ca.numel() * itemsize(ca.dtype())) == 0;
+}
+
+Tensor program(const Tensor& x, const Tensor& w) {
+  Tensor h = ops::binary(OpId::add, ops::matmul(x, w), Scalar::from_double(0.25));
+  Tensor s = ops::softmax(ops::unary(OpId::tanh, h), 1, false);
+  Tensor m = ops::reduce(OpId::mean, s, Dims{0}, true);
+  return ops::binary(OpId::sub, ops::transpose(s, 0, 1), ops::transpose(m, 0, 1));
+}
+
+}  // namespace
+
+TEST(Capture, LazyTensorsHaveEagerGeometryAndNoData) {
+  CaptureLog::get().reset();
+  Tensor x = ops::randn(Dims{3, 4}, DType::Float32);
+  ASSERT_TRUE(Capture::begin(make_fn("geom")));
+  Tensor t = ops::transpose(ops::binary(OpId::mul, x, Scalar::from_double(2)), 0, 1);
+  EXPECT_TRUE(t.lazy());
+  EXPECT_EQ(t.shape(), (Dims{4, 3}));
+  EXPECT_EQ(t.strides(), (Dims{1, 4}));
+  EXPECT_THROW(t.raw_data(), Error);  // reading data without a sync raises, never crashes
+  Capture::end();
+  EXPECT_FALSE(t.lazy());
+  EXPECT_EQ(t.strides(), (Dims{1, 4}));
+  // memory order is x*2's; t[0][1] = (x*2)[1][0] sits at memory index 4
+  EXPECT_EQ(t.data<float>()[4], x.data<float>()[4] * 2);
+  EXPECT_EQ(ops::item_double(ops::select(ops::select(t, 0, 0), 0, 1)), x.data<float>()[4] * 2.0f);
+}
+
+TEST(Capture, CompiledEqualsEagerBitwiseOnBothBackends) {
+  CaptureLog::get().reset();
+  Tensor x = ops::randn(Dims{5, 7}, DType::Float32), w = ops::randn(Dims{7, 3}, DType::Float32);
+  Tensor eager = program(x, w);
+  for (bool eager_backend : {false, true}) {
+    ASSERT_TRUE(Capture::begin(make_fn(eager_backend ? "p_eager" : "p_default", eager_backend)));
+    Tensor r = program(x, w);
+    Capture::end();
+    EXPECT_TRUE(same_bits(r, eager)) << (eager_backend ? "eager backend" : "default backend");
+  }
+}
+
+TEST(Capture, NestedBeginIsRefusedSoCallsInline) {
+  ASSERT_TRUE(Capture::begin(make_fn("outer")));
+  EXPECT_FALSE(Capture::begin(make_fn("inner")));
+  Capture::end();
+  EXPECT_EQ(Capture::active(), nullptr);
+}
+
+TEST(Capture, RecordTimeErrorsAreUserErrorsAndAbortLeavesNoLazyTensor) {
+  Tensor a = ops::full(Dims{2, 3}, Scalar::from_int(1), DType::Float32);
+  ASSERT_TRUE(Capture::begin(make_fn("bad")));
+  Tensor kept = ops::binary(OpId::add, a, Scalar::from_int(1));
+  EXPECT_THROW(ops::binary(OpId::add, a, ops::full(Dims{4}, Scalar::from_int(1), DType::Float32)), Error);
+  Capture::abort();
+  EXPECT_EQ(Capture::active(), nullptr);
+  ASSERT_FALSE(kept.lazy());
+  EXPECT_EQ(kept.data<float>()[5], 2.0f);
+}
+
+TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
+  Graph g;
+  Tensor x = ops::full(Dims{4}, Scalar::from_int(1), DType::Float32);
+  int in = g.add_input(x, InputKind::Argument, "x");
+  auto add_node = [&](OpId op, std::vector<int> ins, Scalar s) {
+    Node n;
+    n.op = op;
+    n.inputs = std::move(ins);
+    n.attrs.scalar = s;
+    n.attrs.side = ScalarSide::Rhs;
+    Value v;
+    v.dtype = DType::Float32;
+    v.shape = Dims{4};
+    v.strides = Dims{1};
+    v.producer = static_cast<int>(g.nodes.size());
+    g.values.push_back(v);
+    n.outputs = {static_cast<int>(g.values.size()) - 1};
+    g.nodes.push_back(n);
+    return n.outputs[0];
+  };
+  int a = add_node(OpId::mul, {in}, Scalar::from_double(2));
+  int b = add_node(OpId::mul, {in}, Scalar::from_double(2));  // same as a
+  add_node(OpId::exp, {in}, Scalar{});                         // dead
+  g.outputs = {a, b};
+  EXPECT_EQ(verify_graph(g), "");
+  auto plan = compile_plan(g);
+  EXPECT_EQ(plan->order.size(), 1u);
+  EXPECT_EQ(plan->remap[b], a);
+  auto slots = execute(g, plan.get());
+  EXPECT_EQ(slots[b].data<float>()[0], 2.0f);
+}
+
+TEST(Verifier, ReportsUseBeforeDefinition) {
+  Graph g;
+  Node n;
+  n.op = OpId::neg;
+  n.inputs = {5};
+  n.outputs = {0};
+  Value v;
+  v.producer = 0;
+  g.values.push_back(v);
+  g.nodes.push_back(n);
+  EXPECT_NE(verify_graph(g).find("before it is defined"), std::string::npos);
+}
+
+TEST(StructureKey, SameStructureSameKeyOtherConstantOtherKey) {
+  auto trace = [](double c, int n) {
+    Graph g;
+    Tensor x = ops::full(Dims{n}, Scalar::from_int(1), DType::Float32);
+    ops::binary(OpId::add, x, Scalar::from_double(c));
+    g.add_input(x, InputKind::Argument, "x");
+    Node node;
+    node.op = OpId::add;
+    node.inputs = {0};
+    node.attrs.scalar = Scalar::from_double(c);
+    node.attrs.side = ScalarSide::Rhs;
+    return structure_key(g) + std::string(reinterpret_cast<const char*>(&node.attrs.scalar.f), 8);
+  };
+  EXPECT_EQ(trace(1.0, 4), trace(1.0, 4));
+  EXPECT_NE(trace(1.0, 4), trace(2.0, 4));
+  EXPECT_NE(trace(1.0, 4), trace(1.0, 5));
+}
