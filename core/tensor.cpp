@@ -144,6 +144,7 @@ Tensor Tensor::empty(const Dims& shape, DType dtype) {
 }
 
 Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset) const {
+  if (!p_->storage_) no_data();
   p_->storage_->retain();
   return Tensor(new TensorImpl(p_->storage_, shape, strides, offset, p_->dtype_));
 }

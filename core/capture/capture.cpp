@@ -1,7 +1,7 @@
-// Capture: lazy tracing inside compile regions.
+// Capture: lazy tracing inside compile regions, the cache of traces, and replay.
 //
 // Note [capture]
-// Inside a region, dispatch() hands every op to Capture::record. Record runs the op's own infer
+// Inside a region, dispatch() hands every op to the Capture. Recording runs the op's own infer
 // function (so shape and dtype errors surface at the user's line, exactly as in eager mode),
 // appends a node, and returns a lazy tensor: a TensorImpl with the geometry eager mode would give
 // but no data. Tensors from outside the region enter the segment as graph inputs the first time
@@ -14,13 +14,23 @@
 // program order with the eager kernels. Each live lazy TensorImpl then adopts the storage and
 // geometry of its computed value and is an ordinary tensor again. Because the same infer and the
 // same kernels run in the same order on the same inputs, results are bitwise equal to eager mode.
+//
+// Note [replay]
+// Python runs on every call, so a cached trace is not guessed from the arguments: each op the
+// call issues is checked against every entry still matching (op, constants, operands, and the
+// metadata of each tensor the first time it enters), and no graph is built. At a sync point the
+// entries that end their segment there run its cached plan on this call's inputs. The first
+// check an entry fails is kept as its guard failure. When no entry is left, the call copies the
+// matched prefix of the current segment from the entry that matched longest and records from
+// there: nothing is re-run. Its trace becomes a new entry (a recompile), sharing the segments
+// before the divergence with that entry.
 #include "core/capture/capture.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "core/error.h"
+#include "core/ops/api.h"
 
 namespace dyn {
 
@@ -28,30 +38,10 @@ thread_local Capture* Capture::active_ = nullptr;
 
 void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
 
-// ---- trace tree ----
-
-// Note [trace tree]: an entry is the list of its segments' structure keys, each ending in how the
-// segment ended ("|break:kind" or "|end"), so no complete trace is a prefix of another. A call
-// follows the entry that has its path so far as a prefix; past the end of an entry that stops
-// one key short (one this call, or an earlier one, was still building), it extends it; otherwise
-// the call has diverged and a new entry starts with the shared prefix.
-int CompiledFunction::entry_for(const std::vector<std::string>& path, bool* created) {
-  *created = false;
-  for (size_t e = 0; e < entries_.size(); ++e) {
-    const auto& keys = entries_[e];
-    if (keys.size() >= path.size() && std::equal(path.begin(), path.end(), keys.begin()))
-      return static_cast<int>(e);
-  }
-  for (size_t e = 0; e < entries_.size(); ++e) {
-    auto& keys = entries_[e];
-    if (keys.size() + 1 == path.size() && std::equal(keys.begin(), keys.end(), path.begin())) {
-      keys.push_back(path.back());
-      return static_cast<int>(e);
-    }
-  }
-  *created = true;
-  entries_.push_back(path);
-  return static_cast<int>(entries_.size()) - 1;
+std::string Observation::str() const {
+  if (!known) return "?";
+  if (is_bool) return value != 0 ? "True" : "False";
+  return format_scalar(Scalar::from_double(value));
 }
 
 // ---- plan cache ----
@@ -61,6 +51,15 @@ std::unordered_map<std::string, std::shared_ptr<Plan>>& plans() {
   static std::unordered_map<std::string, std::shared_ptr<Plan>> p;
   return p;
 }
+
+std::string where_str(const SourceStack& w) {
+  SourceLoc top = w.top();
+  if (!top.known()) return "<unknown>";
+  std::string text = source_line(*top.file, top.line);
+  return text.empty() ? top.str() : top.str() + " `" + text + "`";
+}
+
+std::string terminator(const Segment& s) { return s.ends_in_break ? "|break:" + std::string(break_kind_name(s.break_kind)) : "|end"; }
 }  // namespace
 
 std::shared_ptr<Plan> cached_plan(const std::string& key, const Graph& g, bool* compiled) {
@@ -114,16 +113,82 @@ std::string break_hint(BreakKind kind) {
     case BreakKind::ExplicitSync:
       break;
   }
-  return {};
+  return "dyn.sync() cuts the graph on purpose; remove it to keep one graph";
 }
 
 void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
   TensorImpl* p = t.impl();
   if (p->capture_) {
-    p->capture_->graph_break(kind, what);
+    p->capture_->graph_break(kind, what, &t);
   } else if (p->storage_ && p->storage_->pending_writes) {
-    if (Capture* c = Capture::active()) c->graph_break(kind, what);
+    if (Capture* c = Capture::active()) c->graph_break(kind, what, &t);
   }
+}
+
+// ---- guards of an entry, for listing ----
+
+std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
+  std::vector<std::string> out;
+  const Entry& e = entries_.at(entry);
+  out.push_back(fmt::format("global_state: default dtype is {}", dtype_name(e.default_dtype)));
+  for (size_t j = 0; j < e.segments.size(); ++j) {
+    const Segment& s = *e.segments[j];
+    const Graph& g = s.graph;
+    std::vector<int> first_use(g.values.size(), -1);
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      for (int i : g.nodes[k].inputs)
+        if (first_use[i] < 0) first_use[i] = static_cast<int>(k);
+    for (int id : g.inputs) {
+      const Value& v = g.values[id];
+      std::string label = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
+      std::string line = fmt::format("tensor_input: {} %{} is {} with strides {}, requires_grad={}", label, id,
+                                     meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
+      if (first_use[id] >= 0) line += "  # " + where_str(g.nodes[first_use[id]].where);
+      out.push_back(line);
+    }
+    if (g.inputs.size() > 1) out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors", g.inputs.size(), j));
+    for (const Node& n : g.nodes) {
+      std::string a = format_attrs(n.op, n.attrs);
+      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) || n.op == OpId::clamp ||
+                      n.op == OpId::full || n.op == OpId::arange;
+      if (constant) out.push_back(fmt::format("constant: {}({}) uses {}  # {}", op_name(n.op), "...", a, where_str(n.where)));
+      out.push_back(fmt::format("op: {}", print_node(g, n)));
+    }
+    if (s.ends_in_break) {
+      if (s.observed.known)
+        out.push_back(fmt::format("branch: Python observed {} at the graph break  # {}", s.observed.str(), where_str(s.break_where)));
+      else
+        out.push_back(fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), where_str(s.break_where)));
+    }
+  }
+  return out;
+}
+
+// ---- compiled functions ----
+
+namespace {
+std::vector<std::weak_ptr<CompiledFunction>>& all_functions() {
+  static std::vector<std::weak_ptr<CompiledFunction>> all;
+  return all;
+}
+}  // namespace
+
+std::shared_ptr<CompiledFunction> CompiledFunction::create(CompileOptions o) {
+  auto fn = std::make_shared<CompiledFunction>(std::move(o));
+  auto& all = all_functions();
+  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
+  all.push_back(fn);
+  return fn;
+}
+
+void CompiledFunction::reset_all() {
+  for (auto& w : all_functions())
+    if (auto fn = w.lock()) {
+      fn->entries_.clear();
+      fn->fallback_ = false;
+      fn->fallback_reason_.clear();
+      fn->calls = 0;
+    }
 }
 
 // ---- region ----
@@ -131,13 +196,34 @@ void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
 Capture::Capture(std::shared_ptr<CompiledFunction> fn) : fn_(std::move(fn)) {}
 
 bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
-  if (active_) return false;
+  if (active_ || fn->fallback_) return false;
   auto* c = new Capture(std::move(fn));
-  c->fn_->calls++;
+  CompiledFunction& f = *c->fn_;
+  f.calls++;
   CaptureLog& log = CaptureLog::get();
   log.counters().calls++;
   c->start_ = log.now();
+  for (int e = 0; e < f.num_entries(); ++e) {
+    if (f.entries_[e].default_dtype == default_float_dtype()) {
+      c->candidates_.push_back(e);
+    } else {
+      GuardFailure g;
+      g.entry = e;
+      g.kind = GuardKind::GlobalState;
+      g.what = "default dtype";
+      g.expected = std::string(dtype_name(f.entries_[e].default_dtype));
+      g.actual = std::string(dtype_name(default_float_dtype()));
+      g.hint = "dyn.set_default_dtype changed since the trace";
+      c->failures_.push_back(std::move(g));
+      c->last_failed_ = e;
+    }
+  }
   active_ = c;
+  if (c->candidates_.empty()) {
+    c->switch_to_record();
+  } else {
+    c->bound_.resize(f.entries_[c->candidates_.front()].segments[0]->graph.values.size());
+  }
   return true;
 }
 
@@ -148,52 +234,71 @@ void poison(TensorImpl* p) {
   p->lazy_value_ = p->storage_ ? -1 : TensorImpl::kPoisoned;
 }
 
-void finish(Capture* c, double start, double compile_s, double execute_s) {
-  CaptureLog& log = CaptureLog::get();
-  Counters& k = log.counters();
-  k.trace_s += std::max(0.0, log.now() - start - compile_s - execute_s);
-  delete c;
-}
-
 }  // namespace
 
 void Capture::end() {
   Capture* c = active_;
+  CaptureLog& log = CaptureLog::get();
+  auto finish = [&] {
+    for (Storage* s : c->pending_) s->pending_writes = false;
+    active_ = nullptr;
+    log.counters().trace_s += std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+    delete c;
+  };
   try {
-    if (c->run_segment(true, nullptr).empty() && !c->path_.empty()) {
-      // Nothing ran after the last break: the trace still ends here.
-      c->path_.push_back("|end");
-      bool created = false;
-      c->fn_->entry_for(c->path_, &created);
+    if (c->replaying()) c->replay_sync(true, BreakKind::ExplicitSync, SourceStack{}, Observation{});
+    if (c->replaying()) {
+      int e = c->candidates_.front();
+      c->fn_->entries_[e].hits++;
+      for (const std::string& id : c->fn_->entries_[e].graph_ids)
+        if (GraphRecord* r = log.find_graph(id)) r->calls++;
+      log.counters().cache_hits++;
+      Event hit;
+      hit.kind = EventKind::CacheHit;
+      hit.fn = c->fn_->name();
+      hit.entry = e;
+      log.add_coalesced(std::move(hit));
+    } else {
+      c->run_segment(true, nullptr, nullptr);
+      c->register_entry();
     }
   } catch (...) {
     for (auto& [p, v] : c->lazies_) poison(p);
     c->lazies_.clear();
-    for (Storage* s : c->pending_) s->pending_writes = false;
-    active_ = nullptr;
-    finish(c, c->start_, c->compile_s_, c->execute_s_);
+    for (const std::string& id : c->new_graph_ids_) log.remove_graph(id);
+    finish();
     throw;
   }
-  active_ = nullptr;
-  finish(c, c->start_, c->compile_s_, c->execute_s_);
+  finish();
 }
 
 void Capture::abort() {
   Capture* c = active_;
   if (!c) return;
+  CaptureLog& log = CaptureLog::get();
   try {
-    c->run_segment(false, nullptr);
+    if (c->replaying()) {
+      c->new_entry_ = -2;  // nothing this call recorded is kept
+      c->switch_to_record();
+    }
+    c->run_segment(false, nullptr, nullptr);
   } catch (...) {
     for (auto& [p, v] : c->lazies_) poison(p);
     c->lazies_.clear();
   }
+  for (const std::string& id : c->new_graph_ids_) log.remove_graph(id);
   for (Storage* s : c->pending_) s->pending_writes = false;
   active_ = nullptr;
-  finish(c, c->start_, c->compile_s_, c->execute_s_);
+  log.counters().trace_s += std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+  delete c;
 }
 
-void Capture::name_input(const Tensor& t, InputKind kind, std::string name) {
-  names_.emplace(t.impl(), std::make_pair(kind, std::move(name)));
+void Capture::name_input(const Tensor& t, InputKind kind, const std::string& name) {
+  auto it = names_.find(t.impl());
+  if (it == names_.end())
+    names_.emplace(t.impl(), std::make_pair(kind, name));
+  else
+    it->second.second += " = " + name;  // the same tensor passed twice
 }
 
 void Capture::forget(TensorImpl* impl) { lazies_.erase(impl); }
@@ -205,14 +310,12 @@ int Capture::value_of(const Tensor& t) {
   if (p->capture_ == this) return p->lazy_value_;
   auto it = inputs_.find(p);
   if (it != inputs_.end()) return it->second;
-  InputKind kind = InputKind::External;
+  InputKind kind = segment_index_ > 0 ? InputKind::Materialized : InputKind::External;
   std::string name;
   auto n = names_.find(p);
   if (n != names_.end()) {
     kind = n->second.first;
     name = n->second.second;
-  } else if (materialized_.count(p)) {
-    kind = InputKind::Materialized;
   }
   int id = seg_.add_input(t, kind, std::move(name));
   inputs_.emplace(p, id);
@@ -225,12 +328,12 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
   Node n;
   n.op = op;
   n.attrs = a;
-  n.target = target;
+  n.values_before = static_cast<int>(seg_.values.size());
   n.where = current_source();
   n.inputs.reserve(in.size());
   for (const Tensor& t : in) n.inputs.push_back(value_of(t));
+  n.target = target;
   int k = static_cast<int>(seg_.nodes.size());
-  std::vector<Tensor> outs;
   for (int o = 0; o < d.num_outputs; ++o) {
     Value v;
     v.dtype = metas[o].dtype;
@@ -243,18 +346,35 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
     }
     v.producer = k;
     seg_.values.push_back(std::move(v));
-    int id = static_cast<int>(seg_.values.size()) - 1;
-    n.outputs.push_back(id);
-    if (target >= 0) continue;  // record_into rebinds the target instead
-    const Value& val = seg_.values.back();
-    auto* impl = new TensorImpl(nullptr, val.shape, val.strides, val.offset, val.dtype);
+    n.outputs.push_back(static_cast<int>(seg_.values.size()) - 1);
+  }
+  seg_.nodes.push_back(std::move(n));
+  std::vector<Tensor> outs;
+  if (target < 0) make_lazy_outputs(seg_, seg_.nodes.back(), &outs);
+  return outs;
+}
+
+void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out) {
+  for (int id : n.outputs) {
+    const Value& v = g.values[id];
+    auto* impl = new TensorImpl(nullptr, v.shape, v.strides, v.offset, v.dtype);
     impl->capture_ = this;
     impl->lazy_value_ = id;
     lazies_.emplace(impl, id);
-    outs.emplace_back(impl);
+    out->emplace_back(impl);
   }
-  seg_.nodes.push_back(std::move(n));
-  return outs;
+}
+
+void Capture::bind_target(Tensor& self, int value) {
+  TensorImpl* p = self.impl();
+  if (p->capture_ != this && p->storage_) {
+    // A tensor from outside the region: its memory changes when the segment runs.
+    p->storage_->pending_writes = true;
+    pending_.push_back(p->storage_);
+  }
+  p->capture_ = this;
+  p->lazy_value_ = value;
+  lazies_[p] = value;
 }
 
 Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
@@ -264,97 +384,247 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
     EagerScope eager;  // the op runs now, on the inputs the break just computed
     return dispatch_eager(op, in, a);
   }
+  std::vector<Tensor> out;
+  if (replaying() && replay_op(op, in, a, nullptr, &out)) return out[0];
   OutMeta m;
   d.infer(in, a, &m);
   return record_node(op, in, a, &m, -1)[0];
 }
 
 std::pair<Tensor, Tensor> Capture::record2(OpId op, std::span<const Tensor> in, const Attrs& a) {
-  OutMeta m[2];
-  op_def(op).infer(in, a, m);
-  auto outs = record_node(op, in, a, m, -1);
-  return {outs[0], outs[1]};
+  std::vector<Tensor> out;
+  if (!(replaying() && replay_op(op, in, a, nullptr, &out))) {
+    OutMeta m[2];
+    op_def(op).infer(in, a, m);
+    out = record_node(op, in, a, m, -1);
+  }
+  return {out[0], out[1]};
 }
 
 void Capture::record_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  if (replaying() && replay_op(op, in, a, &self, nullptr)) return;
   OutMeta m;
   op_def(op).infer(in, a, &m);
   check_into(m, self);
   int target = value_of(self);
   OutMeta geom{self.dtype(), self.shape(), self.strides(), self.offset()};
   record_node(op, in, a, &geom, target);
-  int out = seg_.nodes.back().outputs[0];
-  TensorImpl* p = self.impl();
-  if (p->capture_ != this && p->storage_) {
-    // A tensor from outside the region: its memory changes when the segment runs.
-    p->storage_->pending_writes = true;
-    pending_.push_back(p->storage_);
-  }
-  p->capture_ = this;
-  p->lazy_value_ = out;
-  lazies_[p] = out;
+  bind_target(self, seg_.nodes.back().outputs[0]);
 }
 
-// ---- sync ----
+// ---- replay ----
 
-void Capture::graph_break(BreakKind kind, const std::string& what) {
-  Event e;
-  e.kind = EventKind::GraphBreak;
-  e.fn = fn_->name();
-  e.segment = segment_index_;
-  e.where = current_source();
-  e.break_kind = kind;
-  e.reason = break_reason(kind, what);
-  e.details = what;
-  e.hint = break_hint(kind);
-  if (fn_->options().fullgraph) {
-    SourceLoc top = e.where.top();
-    std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
-    throw Error(ErrorKind::GraphBreak,
-                fmt::format("graph break in '{}' compiled with fullgraph=True, at {}{}{}: {}{}", fn_->name(),
-                            top.str(), text.empty() ? "" : "  ", text, e.reason,
-                            e.hint.empty() ? "" : ". Hint: " + e.hint));
-  }
-  run_segment(true, &e);
+const Segment& Capture::cached_segment() const {
+  return *fn_->entries_[candidates_.front()].segments[segment_index_];
 }
 
-std::string Capture::run_segment(bool commit, const Event* break_event) {
+int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f) {
+  TensorImpl* p = t.impl();
+  if (p->capture_ == this) return p->lazy_value_;
+  auto it = inputs_.find(p);
+  if (it != inputs_.end()) return it->second;
+  // A tensor entering the graph for the first time: it must stand where the trace had a new input.
+  if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
+      bound_[expected].defined())
+    return -1;
+  if (!check_tensor_input(g.values[expected], t, f)) return -2;
+  return expected;
+}
+
+bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
+                         GuardFailure* f) {
+  const Entry& e = fn_->entries_[entry];
+  const Segment& s = *e.segments[segment_index_];
+  const Graph& g = s.graph;
+  f->entry = entry;
+  if (node_k_ >= static_cast<int>(g.nodes.size())) {
+    f->kind = GuardKind::TraceEnd;
+    f->what = fmt::format("the trace {} after {} ops of segment {}; this call runs more ops first",
+                          s.ends_in_break ? "breaks" : "returns", g.nodes.size(), segment_index_);
+    f->expected = s.ends_in_break ? "graph break at " + where_str(s.break_where) : "return";
+    f->actual = std::string(op_name(op));
+    f->where = current_source();
+    return false;
+  }
+  const Node& n = g.nodes[node_k_];
+  if (n.op != op || n.inputs.size() != in.size() || (n.target >= 0) != (self != nullptr)) {
+    f->kind = GuardKind::Op;
+    f->what = fmt::format("op {} of segment {} changed", node_k_, segment_index_);
+    f->expected = std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "") + " at " + where_str(n.where);
+    f->actual = std::string(op_name(op)) + (self ? "_" : "");
+    f->where = current_source();
+    return false;
+  }
+  if (!attrs_match(n.attrs, a)) {
+    explain_attrs(op, n.attrs, a, f);
+    f->where = n.where;
+    return false;
+  }
+  auto operand = [&](const Tensor& t, int expected) {
+    int v = replay_value_of(t, expected, g, f);
+    if (v == expected) return true;
+    if (v == -2) {  // a tensor input guard failed; f is filled
+      f->where = n.where;
+      return false;
+    }
+    f->kind = GuardKind::Aliasing;
+    f->what = fmt::format("operand of {} is another tensor than when traced (aliasing or data flow changed)",
+                          op_name(op));
+    auto label = [&](int id) {
+      if (id < 0) return std::string("a new input");
+      const Value& val = g.values[id];
+      if (val.producer >= 0) return fmt::format("%{} (computed)", id);
+      return val.input_name.empty() ? fmt::format("input %{}", id) : fmt::format("input '{}'", val.input_name);
+    };
+    f->expected = label(expected);
+    f->actual = label(v);
+    f->where = n.where;
+    return false;
+  };
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!operand(in[i], n.inputs[i])) return false;
+  if (self && !operand(*self, n.target)) return false;
+  return true;
+}
+
+void Capture::drop_candidate(size_t i, GuardFailure f) {
+  int e = candidates_[i];
+  const Entry& entry = fn_->entries_[e];
+  // If Python saw another value at an earlier break, that is why the trace went another way.
+  for (int j = 0; j < segment_index_ && j < static_cast<int>(observed_.size()); ++j) {
+    const Segment& s = *entry.segments[j];
+    if (s.observed.known && observed_[j].known && s.observed.value != observed_[j].value) {
+      f = GuardFailure{};
+      f.entry = e;
+      f.kind = GuardKind::Branch;
+      f.what = fmt::format("value Python observed at graph break {} changed", j);
+      f.expected = s.observed.str();
+      f.actual = observed_[j].str();
+      f.where = s.break_where;
+      f.hint = "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
+      break;
+    }
+  }
+  failures_.push_back(std::move(f));
+  last_failed_ = e;
+  candidates_.erase(candidates_.begin() + static_cast<long>(i));
+}
+
+bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out) {
+  for (size_t i = 0; i < candidates_.size();) {
+    GuardFailure f;
+    if (check_node(candidates_[i], op, in, a, self, &f))
+      ++i;
+    else
+      drop_candidate(i, std::move(f));
+  }
+  if (candidates_.empty()) {
+    switch_to_record();
+    return false;
+  }
+  const Graph& g = cached_segment().graph;
+  const Node& n = g.nodes[node_k_];
+  auto bind = [&](const Tensor& t, int id) {
+    if (t.impl()->capture_ == this || inputs_.count(t.impl())) return;
+    inputs_.emplace(t.impl(), id);
+    bound_[id] = t;
+  };
+  for (size_t i = 0; i < in.size(); ++i) bind(in[i], n.inputs[i]);
+  if (self) bind(*self, n.target);
+  if (op_def(op).cls == OpClass::Random) rng_.push_back({node_k_, {a.seed, a.offset}});
+  ++node_k_;
+  if (self)
+    bind_target(*self, n.outputs[0]);
+  else
+    make_lazy_outputs(g, n, out);
+  return true;
+}
+
+void Capture::switch_to_record() {
   CaptureLog& log = CaptureLog::get();
-  std::set<int> outs;
-  for (auto& [p, v] : lazies_) outs.insert(v);
-  seg_.outputs.assign(outs.begin(), outs.end());
-  if (seg_.nodes.empty()) return {};
-
-  double t0 = log.now();
-  std::string problem = verify_graph(seg_);
-  if (!problem.empty()) fail(ErrorKind::Runtime, "internal error: malformed graph: {}", problem);
-  std::string key = structure_key(seg_);
-  key += break_event ? "|break:" + std::string(break_kind_name(break_event->break_kind)) : "|end";
-  bool compiled = false;
-  std::shared_ptr<Plan> plan;
-  if (!fn_->options().eager_backend) plan = commit ? cached_plan(key, seg_, &compiled) : compile_plan(seg_);
-  double t1 = log.now();
-  compile_s_ += t1 - t0;
-  if (compiled) log.counters().compile_s += t1 - t0;
-
-  std::vector<Tensor> slots;
-  {
-    EagerScope eager;  // kernels call ops internally: those must run, not record
-    slots = execute(seg_, plan.get());
+  bool aborting = new_entry_ == -2;
+  if (last_failed_ >= 0 && segment_index_ < static_cast<int>(fn_->entries_[last_failed_].segments.size())) {
+    // Keep what matched: the segments before this one, and this segment's first node_k_ nodes.
+    const Entry& best = fn_->entries_[last_failed_];
+    prefix_.assign(best.segments.begin(), best.segments.begin() + segment_index_);
+    const Graph& g = best.segments[segment_index_]->graph;
+    int vb = node_k_ < static_cast<int>(g.nodes.size()) ? g.nodes[node_k_].values_before
+                                                        : static_cast<int>(g.values.size());
+    seg_ = Graph{};
+    seg_.values.assign(g.values.begin(), g.values.begin() + vb);
+    seg_.nodes.assign(g.nodes.begin(), g.nodes.begin() + node_k_);
+    for (int id : g.inputs)
+      if (id < vb) {
+        seg_.inputs.push_back(id);
+        Value& v = seg_.values[id];
+        v.input = bound_[id];
+        auto n = names_.find(v.input.impl());
+        if (n != names_.end()) {
+          v.input_kind = n->second.first;
+          v.input_name = n->second.second;
+        }
+      }
+    for (auto& [k, rng] : rng_) {
+      seg_.nodes[k].attrs.seed = rng.first;
+      seg_.nodes[k].attrs.offset = rng.second;
+    }
+  } else if (last_failed_ >= 0) {
+    const Entry& best = fn_->entries_[last_failed_];
+    prefix_.assign(best.segments.begin(), best.segments.end());
   }
-  double t2 = log.now();
-  execute_s_ += t2 - t1;
-  log.counters().execute_s += t2 - t1;
+  candidates_.clear();
+  bound_.clear();
+  rng_.clear();
+  if (aborting) return;
+  if (!failures_.empty()) {
+    log.counters().guard_failures += static_cast<int64_t>(failures_.size());
+    for (const GuardFailure& f : failures_) {
+      Event ev;
+      ev.kind = EventKind::GuardFailure;
+      ev.fn = fn_->name();
+      ev.entry = f.entry;
+      ev.segment = segment_index_;
+      ev.where = f.where;
+      ev.reason = fmt::format("{}: {}", guard_kind_name(f.kind), f.str());
+      ev.details = std::string(guard_kind_name(f.kind));
+      ev.guard = f;
+      log.add(std::move(ev));
+    }
+  }
+  if (fn_->num_entries() >= fn_->opts_.cache_limit) {
+    // Too many traces: from now on the function runs eagerly. This call finishes uncached.
+    fn_->fallback_ = true;
+    fn_->fallback_reason_ = failures_.empty() ? std::string("?") : failures_.back().str();
+    log.counters().fallbacks++;
+    Event ev;
+    ev.kind = EventKind::Fallback;
+    ev.fn = fn_->name();
+    ev.where = failures_.empty() ? SourceStack{} : failures_.back().where;
+    ev.reason = fmt::format("cache_limit ({}) reached: '{}' runs eagerly from now on", fn_->opts_.cache_limit, fn_->name());
+    ev.details = fn_->fallback_reason_;
+    log.add(std::move(ev));
+    new_entry_ = -1;
+    return;
+  }
+  new_entry_ = fn_->num_entries();
+  // The segments this call shares with the entry it diverged from are listed under the new one too.
+  for (size_t j = 0; j < prefix_.size(); ++j) {
+    Graph copy = prefix_[j]->graph;
+    GraphRecord& r = log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::move(copy));
+    r.calls++;
+    new_graph_ids_.push_back(r.id());
+  }
+}
 
+void Capture::adopt_live(std::vector<Tensor>& slots) {
   for (auto& [p, v] : lazies_) {
     const Tensor& r = slots[v];
     p->capture_ = nullptr;
     p->lazy_value_ = -1;
-    materialized_.insert(p);
     if (r.impl() == p) continue;  // an in-place target from outside: already holds its data
-    if (r.shape() != p->shape_ || r.dtype() != p->dtype_)
-      fail(ErrorKind::Runtime, "internal error: {} computed {} where {} was inferred", op_name(seg_.nodes.back().op),
-           meta_str(r.dtype(), r.shape()), meta_str(p->dtype_, p->shape_));
+    if (!r.defined() || r.shape() != p->shape_ || r.dtype() != p->dtype_)
+      fail(ErrorKind::Runtime, "internal error: a graph computed {} for %{} where {} was inferred",
+           r.defined() ? meta_str(r.dtype(), r.shape()) : "nothing", v, meta_str(p->dtype_, p->shape_));
     r.storage()->retain();
     if (p->storage_) p->storage_->release();
     p->storage_ = r.storage();
@@ -364,57 +634,228 @@ std::string Capture::run_segment(bool commit, const Event* break_event) {
   lazies_.clear();
   for (Storage* s : pending_) s->pending_writes = false;
   pending_.clear();
+}
 
-  std::string id;
-  if (commit) {
-    path_.push_back(key);
-    bool created = false;
-    int entry = fn_->entry_for(path_, &created);
-    if (created) {
-      // A new entry shares the segments this call ran before it diverged: list them under it too.
-      for (size_t j = 0; j < graph_ids_.size(); ++j)
-        if (GraphRecord* prev = log.find_graph(graph_ids_[j])) {
-          Graph copy = prev->graph;
-          log.graph(fn_->name(), entry, static_cast<int>(j), std::move(copy)).calls++;
-        }
+void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where, const Observation&) {
+  for (size_t i = 0; i < candidates_.size();) {
+    const Segment& s = *fn_->entries_[candidates_[i]].segments[segment_index_];
+    bool ok = node_k_ == static_cast<int>(s.graph.nodes.size()) &&
+              (is_end ? !s.ends_in_break : (s.ends_in_break && s.break_kind == kind));
+    if (ok) {
+      ++i;
+      continue;
     }
-    GraphRecord* found =
-        log.find_graph(fn_->name() + "[" + std::to_string(entry) + "]." + std::to_string(segment_index_));
-    bool is_new = found == nullptr;
-    if (is_new) {
-      Graph stored = seg_;
-      for (Value& v : stored.values) v.input = Tensor();  // the log must not keep user tensors alive
-      found = &log.graph(fn_->name(), entry, segment_index_, std::move(stored));
+    GuardFailure f;
+    f.entry = candidates_[i];
+    f.kind = GuardKind::TraceEnd;
+    f.where = is_end || !where.frames.empty() ? where : current_source();
+    if (node_k_ < static_cast<int>(s.graph.nodes.size())) {
+      const Node& n = s.graph.nodes[node_k_];
+      f.what = fmt::format("the trace runs more ops in segment {} before its next sync", segment_index_);
+      f.expected = std::string(op_name(n.op)) + " at " + where_str(n.where);
+      f.actual = is_end ? "return" : "graph break (" + std::string(break_kind_name(kind)) + ")";
+    } else {
+      f.what = fmt::format("segment {} ends differently", segment_index_);
+      f.expected = s.ends_in_break ? fmt::format("graph break ({}) at {}", break_kind_name(s.break_kind), where_str(s.break_where))
+                                   : "return";
+      f.actual = is_end ? "return" : "graph break (" + std::string(break_kind_name(kind)) + ")";
     }
-    GraphRecord& rec = *found;
+    drop_candidate(i, std::move(f));
+  }
+  if (candidates_.empty()) {
+    switch_to_record();
+    return;
+  }
+  const Segment& s = cached_segment();
+  CaptureLog& log = CaptureLog::get();
+  double t0 = log.now();
+  // The cached plan computes the trace's outputs; if this call keeps other values alive, plan for those.
+  std::shared_ptr<Plan> plan = s.plan;
+  std::set<int> live;
+  for (auto& [p, v] : lazies_) live.insert(v);
+  bool covered = std::all_of(live.begin(), live.end(), [&](int v) {
+    return std::find(s.graph.outputs.begin(), s.graph.outputs.end(), v) != s.graph.outputs.end();
+  });
+  if (!covered && plan) {
+    Graph g = s.graph;
+    g.outputs.assign(live.begin(), live.end());
+    bool compiled = false;
+    plan = cached_plan(structure_key(g) + terminator(s), g, &compiled);
+  }
+  double t1 = log.now();
+  compile_s_ += t1 - t0;
+  std::vector<Tensor> slots;
+  {
+    EagerScope eager;
+    RunInputs ri{&bound_, &rng_};
+    slots = execute(s.graph, plan.get(), ri);
+  }
+  double t2 = log.now();
+  execute_s_ += t2 - t1;
+  log.counters().execute_s += t2 - t1;
+  adopt_live(slots);
+  inputs_.clear();
+  rng_.clear();
+  ++segment_index_;
+  node_k_ = 0;
+  if (!is_end) bound_.assign(fn_->entries_[candidates_.front()].segments[segment_index_]->graph.values.size(), Tensor());
+}
+
+Observation Capture::observe(BreakKind kind, const Tensor* t) {
+  Observation o;
+  if (!t || !(kind == BreakKind::DataDependentBranch || kind == BreakKind::Item)) return o;
+  if (t->impl()->lazy() || !t->impl()->storage_ || t->numel() != 1) return o;
+  EagerScope eager;
+  o.known = true;
+  o.is_bool = kind == BreakKind::DataDependentBranch;
+  o.value = ops::item_double(*t);
+  if (o.is_bool) o.value = o.value != 0 ? 1 : 0;
+  return o;
+}
+
+// ---- sync ----
+
+void Capture::graph_break(BreakKind kind, const std::string& what, const Tensor* observed) {
+  // dyn.sync() with nothing recorded since the last sync cuts nothing, recording or replaying.
+  if (kind == BreakKind::ExplicitSync && (replaying() ? node_k_ == 0 : seg_.nodes.empty())) return;
+  if (fn_->options().fullgraph) {
+    SourceStack where = current_source();
+    SourceLoc top = where.top();
+    std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
+    std::string hint = break_hint(kind);
+    throw Error(ErrorKind::GraphBreak,
+                fmt::format("graph break in '{}' compiled with fullgraph=True, at {}{}\n  {} [Python asked for {}]{}",
+                            fn_->name(), top.str(), text.empty() ? "" : "  `" + text + "`", break_reason(kind, what),
+                            what, hint.empty() ? "" : "\n  Hint: " + hint));
+  }
+  if (replaying()) {
+    replay_sync(false, kind, SourceStack{}, Observation{});
+    if (replaying()) {  // an entry ends its segment here: its plan ran
+      observed_.push_back(observe(kind, observed));
+      return;
+    }
+    // No entry breaks here: the call now records, with the matched prefix; break as a recording.
+  }
+  Event e;
+  e.kind = EventKind::GraphBreak;
+  e.fn = fn_->name();
+  e.segment = segment_index_;
+  e.where = current_source();
+  e.break_kind = kind;
+  e.reason = break_reason(kind, what);
+  e.details = what;
+  e.hint = break_hint(kind);
+  run_segment(true, &e, nullptr);
+  Observation o = observe(kind, observed);
+  observed_.push_back(o);
+  if (!new_segments_.empty()) new_segments_.back()->observed = o;
+}
+
+void Capture::run_segment(bool commit, const Event* break_event, const Observation*) {
+  CaptureLog& log = CaptureLog::get();
+  std::set<int> outs;
+  for (auto& [p, v] : lazies_) outs.insert(v);
+  seg_.outputs.assign(outs.begin(), outs.end());
+  if (seg_.nodes.empty()) {
+    if (break_event || !commit) return;  // an explicit sync with nothing recorded cuts nothing
+    // The trace returns right after a break: an empty last segment marks where it ends.
+    if (!new_segments_.empty() || !prefix_.empty()) new_segments_.push_back(std::make_shared<Segment>());
+    return;
+  }
+  double t0 = log.now();
+  std::string problem = verify_graph(seg_);
+  if (!problem.empty()) fail(ErrorKind::Runtime, "internal error: malformed graph: {}", problem);
+  auto seg = std::make_shared<Segment>();
+  seg->ends_in_break = break_event != nullptr;
+  if (break_event) {
+    seg->break_kind = break_event->break_kind;
+    seg->break_where = break_event->where;
+  }
+  bool compiled = false;
+  if (!fn_->options().eager_backend) {
+    std::string key = structure_key(seg_) + terminator(*seg);
+    seg->plan = commit ? cached_plan(key, seg_, &compiled) : compile_plan(seg_);
+  }
+  double t1 = log.now();
+  compile_s_ += t1 - t0;
+  if (compiled) log.counters().compile_s += t1 - t0;
+
+  std::vector<Tensor> slots;
+  {
+    EagerScope eager;  // kernels call ops internally: those must run, not record
+    slots = execute(seg_, seg->plan.get());
+  }
+  double t2 = log.now();
+  execute_s_ += t2 - t1;
+  log.counters().execute_s += t2 - t1;
+  adopt_live(slots);
+
+  seg->graph = std::move(seg_);
+  for (Value& v : seg->graph.values) v.input = Tensor();  // the cache must not keep user tensors alive
+  if (commit && new_entry_ >= 0) {
+    GraphRecord& rec = log.graph(fn_->name(), new_entry_, segment_index_, seg->graph);
     rec.calls++;
-    id = rec.id();
-    graph_ids_.push_back(id);
-    if (is_new) {
+    new_graph_ids_.push_back(rec.id());
+    if (compiled || !seg->plan) {
       if (compiled) log.counters().compiles++;
       Event c;
       c.kind = EventKind::Compile;
       c.fn = fn_->name();
-      c.entry = entry;
+      c.entry = new_entry_;
       c.segment = segment_index_;
-      c.where = seg_.nodes.front().where;
-      c.reason = compiled || !plan ? "new graph" : "new graph (structurally identical to one compiled before: plan reused)";
-      size_t kept = plan ? plan->order.size() : seg_.nodes.size();
-      c.details = fmt::format("{}: {} ops, {} after dead-code and common-subexpression elimination", id,
-                              seg_.nodes.size(), kept);
+      c.where = seg->graph.nodes.front().where;
+      c.reason = "new graph";
+      size_t kept = seg->plan ? seg->plan->order.size() : seg->graph.nodes.size();
+      c.details = fmt::format("{}: {} ops, {} after dead-code and common-subexpression elimination", rec.id(),
+                              seg->graph.nodes.size(), kept);
       log.add(std::move(c));
-      if (break_event) {
-        Event b = *break_event;
-        b.entry = entry;
-        log.counters().graph_breaks++;
-        log.add(std::move(b));
-      }
+    }
+    if (break_event) {
+      Event b = *break_event;
+      b.entry = new_entry_;
+      log.counters().graph_breaks++;
+      log.add(std::move(b));
     }
   }
+  new_segments_.push_back(seg);
   seg_ = Graph{};
   inputs_.clear();
   ++segment_index_;
-  return id;
+}
+
+void Capture::register_entry() {
+  if (new_entry_ < 0) return;
+  CaptureLog& log = CaptureLog::get();
+  Entry e;
+  e.segments = prefix_;
+  e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
+  e.default_dtype = default_float_dtype();
+  if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
+  for (size_t k = 0; k < e.segments.size(); ++k)
+    e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
+  fn_->entries_.push_back(std::move(e));
+  if (failures_.empty()) return;
+  log.counters().recompiles++;
+  Event ev;
+  ev.kind = EventKind::Recompile;
+  ev.fn = fn_->name();
+  ev.entry = new_entry_;
+  ev.segment = static_cast<int>(prefix_.size());
+  ev.where = failures_.back().where;
+  ev.reason = fmt::format("call {} of '{}': no cache entry served it; new entry {}[{}]", fn_->calls, fn_->name(),
+                          fn_->name(), new_entry_);
+  std::string lines;
+  std::vector<GuardFailure> firsts;  // one per older entry, in entry order
+  for (int k = 0; k < new_entry_; ++k)
+    for (const GuardFailure& f : failures_)
+      if (f.entry == k) {
+        lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k, guard_kind_name(f.kind), f.str());
+        firsts.push_back(f);
+        break;
+      }
+  ev.details = lines;
+  ev.failures = firsts;
+  log.add(std::move(ev));
 }
 
 }  // namespace dyn

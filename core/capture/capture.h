@@ -1,14 +1,16 @@
-// Capture: lazy tracing inside compile regions. Ops record nodes into the current segment; a
-// sync point (graph break or region exit) compiles the segment, runs it with the eager kernels
-// and turns every lazy tensor still referenced into an ordinary tensor.
-// See Note [capture] in capture.cpp.
+// Capture: lazy tracing inside compile regions, the cache of traces, and replay.
+// Ops record nodes into the current segment; a sync point (graph break or region exit) compiles
+// the segment, runs it with the eager kernels and turns every lazy tensor still referenced into
+// an ordinary tensor. A call that a cached trace can serve replays it: each op is only checked
+// against the trace, and the cached plans run at the sync points. See Note [capture] and
+// Note [replay] in capture.cpp.
 #pragma once
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "core/capture/guards.h"
 #include "core/capture/log.h"
 #include "core/capture/plan.h"
 
@@ -21,21 +23,57 @@ struct CompileOptions {
   bool eager_backend = false;  // backend="eager": run graphs node by node, no passes
 };
 
-// The engine's state of one dyn.compile'd function: its options and its trace tree.
+// What Python saw at a graph break: the value it asked for, when it is one number.
+struct Observation {
+  bool known = false;
+  double value = 0;
+  bool is_bool = false;
+  std::string str() const;
+};
+
+// One segment of a cached trace: its graph (input tensors stripped), plan, and how it ended.
+struct Segment {
+  Graph graph;
+  std::shared_ptr<Plan> plan;
+  bool ends_in_break = false;
+  BreakKind break_kind = BreakKind::ExplicitSync;
+  SourceStack break_where;
+  Observation observed;
+};
+
+// A cache entry: one trace. Entries that share a prefix share its Segment objects (a trace tree).
+struct Entry {
+  std::vector<std::shared_ptr<Segment>> segments;
+  std::vector<std::string> graph_ids;  // "fn[e].k" of each segment, as the log lists them
+  DType default_dtype = DType::Float32;  // global state the trace depends on
+  int64_t hits = 0;
+};
+
+// The engine's state of one dyn.compile'd function: its options and its cache entries.
 class CompiledFunction {
  public:
   explicit CompiledFunction(CompileOptions o) : opts_(std::move(o)) {}
+  // A new compiled function, known to reset_compiled_functions().
+  static std::shared_ptr<CompiledFunction> create(CompileOptions o);
+  // Forgets every compiled function's cache entries (dyn.debug.reset, :reset).
+  static void reset_all();
   const CompileOptions& options() const { return opts_; }
   const std::string& name() const { return opts_.name; }
-
-  // The cache entry whose first segments have these structure keys; a new one if none has.
-  int entry_for(const std::vector<std::string>& path, bool* created);
+  const std::vector<Entry>& entries() const { return entries_; }
   int num_entries() const { return static_cast<int>(entries_.size()); }
+  // After cache_limit entries the function runs eagerly (with one warning).
+  bool fallen_back() const { return fallback_; }
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  // Every guard of one entry, one line each, with its source line.
+  std::vector<std::string> guard_lines(int entry) const;
   int64_t calls = 0;
 
  private:
+  friend class Capture;
   CompileOptions opts_;
-  std::vector<std::vector<std::string>> entries_;
+  std::vector<Entry> entries_;
+  bool fallback_ = false;
+  std::string fallback_reason_;
 };
 
 class Capture {
@@ -46,7 +84,7 @@ class Capture {
   static Capture* active() { return active_; }
 
   // Starts a region for fn; returns false when one is already active (the caller then simply
-  // calls the function: it is inlined into the outer trace).
+  // calls the function: it is inlined into the outer trace) or fn has fallen back to eager.
   static bool begin(std::shared_ptr<CompiledFunction> fn);
   // Runs the last segment and ends the region. Throws what the run throws (the region still ends).
   static void end();
@@ -55,38 +93,76 @@ class Capture {
   static void abort();
 
   // Tags a tensor entering the graph (an argument, a parameter) for printing and guards.
-  void name_input(const Tensor& t, InputKind kind, std::string name);
+  void name_input(const Tensor& t, InputKind kind, const std::string& name);
 
   Tensor record(OpId op, std::span<const Tensor> in, const Attrs& a);
   std::pair<Tensor, Tensor> record2(OpId op, std::span<const Tensor> in, const Attrs& a);
   void record_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
 
-  // A graph break: Python needs a value. With fullgraph=True this throws instead.
-  void graph_break(BreakKind kind, const std::string& what);
+  // A graph break: Python needs a value (of `observed`, when given). With fullgraph=True this
+  // throws instead.
+  void graph_break(BreakKind kind, const std::string& what, const Tensor* observed = nullptr);
 
   void forget(TensorImpl* impl);
   const CompiledFunction& function() const { return *fn_; }
 
  private:
   explicit Capture(std::shared_ptr<CompiledFunction> fn);
+
+  // ---- record mode ----
   int value_of(const Tensor& t);
   std::vector<Tensor> record_node(OpId op, std::span<const Tensor> in, const Attrs& a, const OutMeta* metas,
                                   int target);
   // Compiles and runs the current segment, materializes live lazy tensors, starts a new segment.
-  // Returns the id of the graph record, or "" when the segment was empty.
-  std::string run_segment(bool log_events, const Event* break_event);
+  void run_segment(bool commit, const Event* break_event, const Observation* observed);
+
+  // ---- replay mode ----
+  bool replaying() const { return !candidates_.empty(); }
+  // Checks one op against every candidate entry; returns false when none is left (then the call
+  // records from here on). Fills *out with the lazy results on success.
+  bool replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out);
+  bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
+                  GuardFailure* f);
+  int replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f);
+  // The candidates that end their segment here with this kind of break (or the trace, for end).
+  void replay_sync(bool is_end, BreakKind kind, const SourceStack& where, const Observation& observed);
+  // No candidate is left: keep the matched prefix and record from here.
+  void switch_to_record();
+  void drop_candidate(size_t i, GuardFailure f);
+  const Segment& cached_segment() const;
+  void log_failures(const char* why);
+  void register_entry();
+
+  void adopt_live(std::vector<Tensor>& slots);
+  void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out);
+  void bind_target(Tensor& self, int value);
+  Observation observe(BreakKind kind, const Tensor* t);
 
   static thread_local Capture* active_;
   std::shared_ptr<CompiledFunction> fn_;
-  Graph seg_;
   int segment_index_ = 0;
-  std::vector<std::string> path_;       // structure keys of this call's segments so far
-  std::vector<std::string> graph_ids_;  // the graph records they ran as
-  std::unordered_map<TensorImpl*, int> lazies_;  // live lazy tensors -> value id
-  std::unordered_map<TensorImpl*, int> inputs_;  // external tensors -> input value id
+  // live lazy tensors: impl -> its value id (in seg_ while recording, in the cached segment while replaying)
+  std::unordered_map<TensorImpl*, int> lazies_;
+  std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
-  std::unordered_set<TensorImpl*> materialized_;
   std::vector<Storage*> pending_;  // storages with recorded writes not yet run
+  std::vector<Observation> observed_;  // what Python saw at each break of this call
+
+  // record mode
+  Graph seg_;
+  std::vector<std::shared_ptr<Segment>> new_segments_;  // recorded by this call
+  std::vector<std::shared_ptr<Segment>> prefix_;        // replayed segments the new entry shares
+  int new_entry_ = -1;
+  std::vector<std::string> new_graph_ids_;
+  std::vector<GuardFailure> failures_;  // why each older entry did not serve this call
+
+  // replay mode
+  std::vector<int> candidates_;
+  int node_k_ = 0;                 // ops matched in the current segment
+  std::vector<Tensor> bound_;      // value id -> tensor bound to a graph input of the cached segment
+  std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rng_;  // node -> (seed, offset) of this call
+  int last_failed_ = -1;           // the entry that matched longest
+
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
 };
 

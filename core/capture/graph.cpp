@@ -13,6 +13,7 @@ int Graph::add_input(const Tensor& t, InputKind kind, std::string name) {
   v.shape = t.shape();
   v.strides = t.strides();
   v.offset = t.offset();
+  v.requires_grad = t.impl()->requires_grad_;
   v.input_kind = kind;
   v.input_name = std::move(name);
   v.input = t;
@@ -152,6 +153,7 @@ std::string structure_key(const Graph& g) {
     put_dims(k, v.shape);
     put_dims(k, v.strides);
     put(k, v.offset);
+    put(k, v.requires_grad);
   }
   for (const Node& n : g.nodes) {
     put(k, n.op);

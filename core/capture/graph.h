@@ -16,6 +16,7 @@ struct Value {
   Dims shape, strides;
   int64_t offset = 0;
   int producer = -1;  // node index, or -1 for a graph input
+  bool requires_grad = false;
   // Graph inputs only:
   InputKind input_kind = InputKind::External;
   std::string input_name;  // "a", "fc.weight"
@@ -29,6 +30,7 @@ struct Node {
   std::vector<int> outputs;  // value ids
   // In-place ops write into the buffer of value `target`; the output aliases it.
   int target = -1;
+  int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
   SourceStack where;
 };
 

@@ -1,6 +1,8 @@
 // The capture log.
 #include "core/capture/log.h"
 
+#include <algorithm>
+
 namespace dyn {
 
 std::string_view event_kind_name(EventKind k) {
@@ -42,6 +44,26 @@ double CaptureLog::now() const {
 void CaptureLog::add(Event e) {
   e.time = now();
   events_.push_back(std::move(e));
+}
+
+void CaptureLog::add_coalesced(Event e) {
+  if (!events_.empty()) {
+    Event& last = events_.back();
+    if (last.kind == e.kind && last.fn == e.fn && last.entry == e.entry) {
+      last.count++;
+      return;
+    }
+  }
+  add(std::move(e));
+}
+
+void CaptureLog::remove_graph(const std::string& id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
+  GraphRecord* p = it->second;
+  by_id_.erase(it);
+  graphs_.erase(std::remove_if(graphs_.begin(), graphs_.end(), [&](const auto& r) { return r.get() == p; }),
+                graphs_.end());
 }
 
 GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, Graph g) {

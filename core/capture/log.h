@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/capture/graph.h"
+#include "core/capture/guards.h"
 
 namespace dyn {
 
@@ -30,6 +31,10 @@ struct Event {
   // graph_break only
   BreakKind break_kind = BreakKind::ExplicitSync;
   std::string hint;
+  // guard_failure: the failed guard; recompile: the first guard each older entry failed
+  GuardFailure guard;
+  std::vector<GuardFailure> failures;
+  int64_t count = 1;  // cache_hit events of one entry in a row are counted in one record
 };
 
 // One compiled segment as the tools show it: id "fn[entry].segment".
@@ -53,12 +58,15 @@ class CaptureLog {
   static CaptureLog& get();
 
   void add(Event e);
+  // Like add, but a cache hit of the same entry as the last event only bumps its count.
+  void add_coalesced(Event e);
   const std::vector<Event>& events() const { return events_; }
   Counters& counters() { return counters_; }
   // Stores a compiled graph once per id; returns the stored record.
   GraphRecord& graph(const std::string& fn, int entry, int segment, Graph g);
   const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
   GraphRecord* find_graph(const std::string& id);
+  void remove_graph(const std::string& id);
   void reset();
   double now() const;
 

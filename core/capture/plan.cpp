@@ -39,9 +39,30 @@ std::string cse_key(const Node& n, const std::vector<int>& remap) {
 }
 }  // namespace
 
+// The buffer a value lives in: views and in-place results share their operand's.
+int root_of(const Graph& g, int v) {
+  for (;;) {
+    int p = g.values[v].producer;
+    if (p < 0) return v;
+    const Node& n = g.nodes[p];
+    if (n.target >= 0)
+      v = n.target;
+    else if (op_def(n.op).cls == OpClass::View)
+      v = n.inputs[0];
+    else
+      return v;
+  }
+}
+
 void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan) {
   plan->remap.resize(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i) plan->remap[i] = static_cast<int>(i);
+  // Merging two equal values makes them share a buffer. That is only invisible if the buffer is
+  // never written in place, and the program does not see both (as outputs or views of them).
+  std::vector<bool> mutated(g.values.size(), false), escapes(g.values.size(), false);
+  for (const Node& n : g.nodes)
+    if (n.target >= 0) mutated[root_of(g, n.target)] = true;
+  for (int o : g.outputs) escapes[root_of(g, o)] = true;
   std::map<std::string, int> seen;  // key -> node index
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     if (!live[k]) continue;
@@ -51,8 +72,23 @@ void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& li
       plan->order.push_back(static_cast<int>(k));
       continue;
     }
+    if (op_def(n.op).cls == OpClass::Random) {
+      // The generator state is an input of the graph, not a constant: two draws that look alike
+      // in the traced call may differ in the next one.
+      plan->order.push_back(static_cast<int>(k));
+      continue;
+    }
     std::string key = cse_key(n, plan->remap);
     auto it = seen.find(key);
+    bool is_view = op_def(n.op).cls == OpClass::View;
+    if (it != seen.end() && !is_view) {
+      const Node& first = g.nodes[it->second];
+      int a = root_of(g, first.outputs[0]), b = root_of(g, n.outputs[0]);
+      if (mutated[a] || mutated[b] || (escapes[a] && escapes[b])) {
+        plan->order.push_back(static_cast<int>(k));
+        continue;
+      }
+    }
     if (it != seen.end()) {
       const Node& first = g.nodes[it->second];
       for (size_t o = 0; o < n.outputs.size(); ++o) plan->remap[n.outputs[o]] = first.outputs[o];
@@ -72,36 +108,46 @@ std::shared_ptr<Plan> compile_plan(const Graph& g) {
 }
 
 namespace {
-void run_node(const Graph& g, const Node& n, const std::vector<int>* remap, std::vector<Tensor>& slots) {
+void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<Tensor>& slots, const RunInputs& r) {
+  const Node& n = g.nodes[k];
+  const Attrs* attrs = &n.attrs;
+  Attrs patched;
+  if (r.rng)
+    for (const auto& [node, state] : *r.rng)
+      if (node == k) {
+        patched = n.attrs;
+        patched.seed = state.first;
+        patched.offset = state.second;
+        attrs = &patched;
+      }
   std::vector<Tensor> in;
   in.reserve(n.inputs.size());
   for (int i : n.inputs) in.push_back(slots[remap ? (*remap)[i] : i]);
   const OpDef& d = op_def(n.op);
   if (n.target >= 0) {
     Tensor self = slots[remap ? (*remap)[n.target] : n.target];
-    dispatch_into_eager(n.op, in, n.attrs, self);
+    dispatch_into_eager(n.op, in, *attrs, self);
     slots[n.outputs[0]] = self;
     return;
   }
   if (d.num_outputs == 2) {
-    auto r = dispatch2_eager(n.op, in, n.attrs);
-    slots[n.outputs[0]] = r.first;
-    slots[n.outputs[1]] = r.second;
+    auto two = dispatch2_eager(n.op, in, *attrs);
+    slots[n.outputs[0]] = two.first;
+    slots[n.outputs[1]] = two.second;
   } else {
-    slots[n.outputs[0]] = dispatch_eager(n.op, in, n.attrs);
+    slots[n.outputs[0]] = dispatch_eager(n.op, in, *attrs);
   }
-  (void)g;
 }
 }  // namespace
 
-std::vector<Tensor> execute(const Graph& g, const Plan* plan) {
+std::vector<Tensor> execute(const Graph& g, const Plan* plan, RunInputs r) {
   std::vector<Tensor> slots(g.values.size());
-  for (int id : g.inputs) slots[id] = g.values[id].input;
+  for (int id : g.inputs) slots[id] = r.bound ? (*r.bound)[id] : g.values[id].input;
   if (!plan) {
-    for (const Node& n : g.nodes) run_node(g, n, nullptr, slots);
+    for (size_t k = 0; k < g.nodes.size(); ++k) run_node(g, static_cast<int>(k), nullptr, slots, r);
     return slots;
   }
-  for (int k : plan->order) run_node(g, g.nodes[k], &plan->remap, slots);
+  for (int k : plan->order) run_node(g, k, &plan->remap, slots, r);
   for (size_t v = 0; v < slots.size(); ++v)
     if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
   return slots;

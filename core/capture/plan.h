@@ -22,8 +22,15 @@ std::vector<bool> eliminate_dead_nodes(const Graph& g);
 // Merges nodes with the same op, operands and attributes; in-place ops are barriers.
 void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan);
 
+// What a replayed call supplies instead of the recorded graph's own: its input tensors (by value
+// id) and its random generator state (by node index).
+struct RunInputs {
+  const std::vector<Tensor>* bound = nullptr;
+  const std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>>* rng = nullptr;
+};
+
 // Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the
 // graph's inputs; returns a tensor for every value id (empty where not computed).
-std::vector<Tensor> execute(const Graph& g, const Plan* plan);
+std::vector<Tensor> execute(const Graph& g, const Plan* plan, RunInputs r = {});
 
 }  // namespace dyn

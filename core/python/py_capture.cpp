@@ -135,7 +135,7 @@ DYN_FAST(f_compiled_state) {
   o.eager_backend = backend == "eager";
   auto* s = PyObject_New(PyCompiledState, &CompiledStateType);
   if (!s) return nullptr;
-  new (&s->fn) std::shared_ptr<CompiledFunction>(std::make_shared<CompiledFunction>(std::move(o)));
+  new (&s->fn) std::shared_ptr<CompiledFunction>(CompiledFunction::create(std::move(o)));
   return reinterpret_cast<PyObject*>(s);
   DYN_CATCH
 }
@@ -341,6 +341,7 @@ DYN_FAST(f_reset) {
   DYN_CHECK(!Capture::active(), ErrorKind::Runtime, "dyn.debug.reset() cannot run inside a compiled function");
   CaptureLog::get().reset();
   clear_plan_cache();
+  CompiledFunction::reset_all();
   Py_RETURN_NONE;
   DYN_CATCH
 }

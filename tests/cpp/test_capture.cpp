@@ -103,13 +103,18 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   int a = add_node(OpId::mul, {in}, Scalar::from_double(2));
   int b = add_node(OpId::mul, {in}, Scalar::from_double(2));  // same as a
   add_node(OpId::exp, {in}, Scalar{});                         // dead
-  g.outputs = {a, b};
+  int c = add_node(OpId::sub, {a}, Scalar::from_double(1));
+  int d = add_node(OpId::sub, {b}, Scalar::from_double(1));  // same as c once b is a
+  g.outputs = {c, d};
   EXPECT_EQ(verify_graph(g), "");
   auto plan = compile_plan(g);
-  EXPECT_EQ(plan->order.size(), 1u);
+  // b merges into a; c and d are both outputs, so they keep their own buffers (no aliasing).
+  EXPECT_EQ(plan->order.size(), 3u);
   EXPECT_EQ(plan->remap[b], a);
+  EXPECT_EQ(plan->remap[d], d);
   auto slots = execute(g, plan.get());
-  EXPECT_EQ(slots[b].data<float>()[0], 2.0f);
+  EXPECT_EQ(slots[d].data<float>()[0], 1.0f);
+  EXPECT_NE(slots[c].storage(), slots[d].storage());
 }
 
 TEST(Verifier, ReportsUseBeforeDefinition) {

@@ -1,0 +1,188 @@
+"""Exceptions inside compile regions and bad input to dyn.compile.
+
+An op error at the user's line, a user exception and KeyboardInterrupt mid-trace propagate unchanged
+with the user's traceback; tensors the function stashed before the exception stay usable; the engine
+works on the next call. An error found only when a segment runs must never crash the process.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+import traceback
+import unittest
+
+import dyn
+from compiletest import assert_same, line_of, ops_of, randt as data
+
+
+def user_frames(err):
+    return [(os.path.abspath(f.filename), f.lineno) for f in traceback.extract_tb(err.__traceback__)]
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+
+class TestExceptions(Base):
+    def test_shape_error_at_user_line(self):
+        stash = []
+
+        def f(a, b):
+            x = a * 2.0
+            stash.append(x)
+            return x + b  # SHAPE
+        try:
+            f(data(3), data(4))
+        except RuntimeError as e:
+            eager_msg = str(e)
+        err = None
+        try:
+            dyn.compile(f)(data(3), data(4))
+        except RuntimeError as e:
+            err = e
+        self.assertIsNotNone(err)
+        self.assertEqual(str(err), eager_msg)
+        self.assertIn((os.path.abspath(__file__), line_of(f, "# SHAPE")), user_frames(err))
+        self.check_usable_after(stash[-1], data(3) * 2.0)
+
+    def check_usable_after(self, stashed, want):
+        """stashed: a tensor the failed call left behind; want: the same value computed eagerly."""
+        self.assertIsInstance(stashed, dyn.Tensor)
+        assert_same(self, want, stashed, "stashed tensor")
+        assert_same(self, want + 1.0, stashed + 1.0, "stashed tensor used afterwards")
+
+        def g(x):
+            return (x * 3.0).sum(dim=0)
+        cg = dyn.compile(g)
+        assert_same(self, g(data(2, 3)), cg(data(2, 3)), "next call")
+        self.assertEqual(ops_of(cg), [["mul", "sum"]])
+
+    def test_user_exception(self):
+        class Boom(Exception):
+            pass
+        stash = []
+
+        def f(a):
+            x = a + 1.0
+            stash.append(x)
+            raise Boom("boom")  # RAISE
+        err = None
+        try:
+            dyn.compile(f)(data(3))
+        except Boom as e:
+            err = e
+        self.assertIsNotNone(err)
+        self.assertEqual(str(err), "boom")
+        self.assertIn((os.path.abspath(__file__), line_of(f, "# RAISE")), user_frames(err))
+        self.check_usable_after(stash[-1], data(3) + 1.0)
+
+    def test_keyboard_interrupt(self):
+        stash = []
+
+        def f(a):
+            x = a - 1.0
+            stash.append(x)
+            raise KeyboardInterrupt  # KBI
+        err = None
+        try:
+            dyn.compile(f)(data(3))
+        except KeyboardInterrupt as e:
+            err = e
+        self.assertIsNotNone(err)
+        self.assertIn((os.path.abspath(__file__), line_of(f, "# KBI")), user_frames(err))
+        self.check_usable_after(stash[-1], data(3) - 1.0)
+
+    def test_exception_after_break_and_mutation(self):
+        stash = []
+
+        def f(w):
+            w.add_(1.0)
+            n = w.sum().item()
+            y = w * n
+            stash.append(y)
+            w.mul_(2.0)
+            raise ValueError("late")
+        we, wc = data(3), data(3)
+        with self.assertRaises(ValueError):
+            f(we)
+        want_y = stash.pop()
+        with self.assertRaises(ValueError):
+            dyn.compile(f)(wc)
+        assert_same(self, (want_y, we), (stash.pop(), wc), "state after exception")
+        self.check_usable_after(data(2) * 1.0, data(2) * 1.0)
+
+
+    def test_execution_error_never_crashes(self):
+        # An op error found only when the segment runs (index out of range in gather). The failed
+        # call may lose the stashed tensor's value, but touching it must raise, never crash.
+        code = textwrap.dedent("""
+            import dyn
+            stash = []
+            def h(t, i):
+                y = t * 2.0
+                stash.append(y)
+                return y.gather(0, i)
+            try:
+                dyn.compile(h)(dyn.tensor([1.0, 2.0]), dyn.tensor([5]))
+            except IndexError as e:
+                print("IndexError", e, flush=True)
+            y = stash[0]
+            for name, use in [("tolist", lambda t: t.tolist()), ("add", lambda t: (t + 1.0).tolist()),
+                              ("repr", repr), ("index", lambda t: t[0].item()), ("sum", lambda t: t.sum().item()),
+                              ("numpy", lambda t: t.numpy().tolist())]:
+                try:
+                    print(name, repr(use(y)), flush=True)
+                except RuntimeError:
+                    print(name, "RuntimeError", flush=True)
+            print(dyn.compile(lambda t: t * 2.0)(dyn.ones(2)).tolist(), flush=True)
+        """)
+        p = subprocess.run([sys.executable, "--batch", "-c", code], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0], "IndexError index 5 is out of bounds for dimension 0 with size 2")
+        allowed = {"tolist": "[2.0, 4.0]", "add": "[3.0, 5.0]", "repr": "'tensor([2., 4.])'", "index": "2.0",
+                   "sum": "6.0", "numpy": "[2.0, 4.0]"}
+        for line, (name, value) in zip(lines[1:], allowed.items()):
+            self.assertIn(line, (f"{name} {value}", f"{name} RuntimeError"))
+        self.assertEqual(lines[-1], "[2.0, 2.0]")
+        self.assertEqual(len(lines), 8, p.stdout)
+
+
+class TestBadInput(Base):
+    def test_non_callable(self):
+        for bad in (5, "f", object(), [1, 2]):
+            with self.subTest(bad=bad):
+                with self.assertRaises(TypeError):
+                    dyn.compile(bad)
+
+    def test_generator_function(self):
+        def gen(x):
+            yield x * 2.0
+        with self.assertRaises(TypeError):
+            dyn.compile(gen)
+        with self.assertRaises(TypeError):
+            dyn.compile()(gen)
+
+    def test_bad_backend(self):
+        with self.assertRaises(ValueError):
+            dyn.compile(lambda x: x, backend="xla")
+        with self.assertRaises(ValueError):
+            dyn.compile(backend="nope")(lambda x: x)
+
+    def test_bad_cache_limit(self):
+        for bad in (0, -1, "3", 2.5, True):
+            with self.subTest(cache_limit=bad):
+                with self.assertRaises(ValueError):
+                    dyn.compile(lambda x: x, cache_limit=bad)
+
+    def test_engine_usable_after_bad_input(self):
+        with self.assertRaises(TypeError):
+            dyn.compile(42)
+        cf = dyn.compile(lambda x: x + 1.0, name="after_bad")
+        self.assertEqual(cf(dyn.tensor([1.0])).tolist(), [2.0])
+        self.assertEqual([g.id for g in dyn.debug.graphs(cf)], [f"{cf.name}[0].0"])
+
+
+if __name__ == "__main__":
+    unittest.main()
