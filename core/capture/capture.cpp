@@ -151,7 +151,7 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       std::string a = format_attrs(n.op, n.attrs);
       bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) || n.op == OpId::clamp ||
                       n.op == OpId::full || n.op == OpId::arange;
-      if (constant) out.push_back(fmt::format("constant: {}({}) uses {}  # {}", op_name(n.op), "...", a, where_str(n.where)));
+      if (constant) out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, where_str(n.where)));
       out.push_back(fmt::format("op: {}", print_node(g, n)));
     }
     if (s.ends_in_break) {
@@ -242,7 +242,8 @@ void Capture::end() {
   auto finish = [&] {
     for (Storage* s : c->pending_) s->pending_writes = false;
     active_ = nullptr;
-    log.counters().trace_s += std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+    double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+    (c->replaying() ? log.counters().replay_s : log.counters().trace_s) += own;
     delete c;
   };
   try {
@@ -834,6 +835,31 @@ void Capture::register_entry() {
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
   fn_->entries_.push_back(std::move(e));
+  if (failures_.empty() && new_entry_ == 0 && fn_->recreated > 0) {
+    // Not a recompile of this function, but the same definition compiled anew, again.
+    log.counters().recompiles++;
+    Event ev;
+    ev.kind = EventKind::Recompile;
+    ev.fn = fn_->name();
+    ev.entry = 0;
+    ev.segment = 0;
+    ev.where = new_segments_.empty() || new_segments_.front()->graph.nodes.empty()
+                   ? SourceStack{}
+                   : new_segments_.front()->graph.nodes.front().where;
+    ev.reason = fmt::format("'{}' was compiled again: dyn.compile was applied to the same function {} times",
+                            fn_->name(), fn_->recreated + 1);
+    GuardFailure f;
+    f.kind = GuardKind::Op;
+    f.what = "a new compiled function starts with an empty cache";
+    f.where = ev.where;
+    f.hint = "it is being re-created each time (dyn.compile inside a loop or a function?); compile it once" +
+             (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") +
+             " and reuse it";
+    ev.details = f.hint;
+    ev.failures = {f};
+    log.add(std::move(ev));
+    return;
+  }
   if (failures_.empty()) return;
   log.counters().recompiles++;
   Event ev;

@@ -66,13 +66,24 @@ class CompiledFunction {
   const std::string& fallback_reason() const { return fallback_reason_; }
   // Every guard of one entry, one line each, with its source line.
   std::vector<std::string> guard_lines(int entry) const;
+  // True once, right after the call that made the function fall back (for the one warning).
+  bool take_fallback_warning() {
+    bool w = fallback_ && !fallback_warned_;
+    fallback_warned_ = fallback_warned_ || fallback_;
+    return w;
+  }
   int64_t calls = 0;
+  // How many functions were compiled before this one from the same definition (dyn.compile in a
+  // loop re-creates the function, and with it every trace).
+  int recreated = 0;
+  std::string defined_at;
 
  private:
   friend class Capture;
   CompileOptions opts_;
   std::vector<Entry> entries_;
   bool fallback_ = false;
+  bool fallback_warned_ = false;
   std::string fallback_reason_;
 };
 

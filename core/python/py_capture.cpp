@@ -96,7 +96,12 @@ PyObject* state_entries(PyObject* self, void*) {
   return PyLong_FromLong(reinterpret_cast<PyCompiledState*>(self)->fn->num_entries());
 }
 
+PyObject* state_fallen_back(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<PyCompiledState*>(self)->fn->fallen_back());
+}
+
 PyGetSetDef state_getset[] = {
+    {"fallen_back", state_fallen_back, nullptr, "whether cache_limit was reached (the function runs eagerly)", nullptr},
     {"name", state_name, nullptr, "the function's name in graph ids", nullptr},
     {"calls", state_calls, nullptr, "calls so far", nullptr},
     {"entries", state_entries, nullptr, "distinct traces (cache entries) so far", nullptr},
@@ -125,8 +130,9 @@ std::string str_arg(const char* fn, const char* arg, PyObject* o) {
 
 DYN_FAST(f_compiled_state) {
   DYN_TRY
-  PyObject* a[4];
-  parse_args("_compiled_state", args, nargs, kw, {"name", "fullgraph", "cache_limit", "backend"}, 4, a);
+  PyObject* a[6];
+  parse_args("_compiled_state", args, nargs, kw,
+             {"name", "fullgraph", "cache_limit", "backend", "recreated", "defined_at"}, 4, a);
   CompileOptions o;
   o.name = str_arg("compile", "name", a[0]);
   o.fullgraph = bool_arg("compile", "fullgraph", a[1], false);
@@ -136,23 +142,87 @@ DYN_FAST(f_compiled_state) {
   auto* s = PyObject_New(PyCompiledState, &CompiledStateType);
   if (!s) return nullptr;
   new (&s->fn) std::shared_ptr<CompiledFunction>(CompiledFunction::create(std::move(o)));
+  if (a[4]) s->fn->recreated = static_cast<int>(int_arg("compile", "recreated", a[4]));
+  if (a[5]) s->fn->defined_at = str_arg("compile", "defined_at", a[5]);
   return reinterpret_cast<PyObject*>(s);
   DYN_CATCH
 }
 
+// Tags the tensors among a call's arguments (and one or two levels inside lists, tuples, dicts).
+void name_tensors(Capture* c, PyObject* o, const std::string& name, InputKind kind, int depth) {
+  if (is_tensor(o)) {
+    c->name_input(unwrap(o), kind, name);
+  } else if (depth < 2 && (PyList_Check(o) || PyTuple_Check(o))) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (is_tensor(items[i]) || PyList_Check(items[i]) || PyTuple_Check(items[i]) || PyDict_Check(items[i]))
+        name_tensors(c, items[i], name + "[" + std::to_string(i) + "]", kind, depth + 1);
+  } else if (depth < 2 && PyDict_Check(o)) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &k, &v)) {
+      PyObject* r = PyObject_Repr(k);
+      std::string key = r ? PyUnicode_AsUTF8(r) : "?";
+      Py_XDECREF(r);
+      name_tensors(c, v, name + "[" + key + "]", kind, depth + 1);
+    }
+  }
+}
+
+// _region_begin(state, args, kwargs, param_names, module_params): enters a region and names the
+// tensors entering it. False when a region is already active (inline) or the function fell back.
 DYN_FAST(f_region_begin) {
   DYN_TRY
-  PyObject* a[1];
-  parse_args("_region_begin", args, nargs, kw, {"state"}, 1, a);
+  PyObject* a[5];
+  parse_args("_region_begin", args, nargs, kw, {"state", "args", "kwargs", "names", "params"}, 1, a);
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
-  return PyBool_FromLong(Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn));
+  if (!Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn)) Py_RETURN_FALSE;
+  Capture* c = Capture::active();
+  if (a[1] && PyTuple_Check(a[1])) {
+    PyObject* names = a[3] && PyTuple_Check(a[3]) ? a[3] : nullptr;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[1]); ++i) {
+      PyObject* arg = PyTuple_GET_ITEM(a[1], i);
+      if (!is_tensor(arg) && !PyList_Check(arg) && !PyTuple_Check(arg) && !PyDict_Check(arg)) continue;
+      std::string name = names && i < PyTuple_GET_SIZE(names) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i))
+                                                              : "args[" + std::to_string(i) + "]";
+      name_tensors(c, arg, name, InputKind::Argument, 0);
+    }
+  }
+  if (a[2] && PyDict_Check(a[2])) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(a[2], &pos, &k, &v))
+      if (PyUnicode_Check(k)) name_tensors(c, v, PyUnicode_AsUTF8(k), InputKind::Argument, 0);
+  }
+  if (a[4] && PyList_Check(a[4])) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[4]); ++i) {
+      PyObject* pair = PyList_GET_ITEM(a[4], i);
+      if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 && is_tensor(PyTuple_GET_ITEM(pair, 1)))
+        c->name_input(unwrap(PyTuple_GET_ITEM(pair, 1)), InputKind::Parameter,
+                      PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)));
+    }
+  }
+  Py_RETURN_TRUE;
   DYN_CATCH
+}
+
+// The one warning a function gets when it falls back to eager (cache_limit reached).
+int warn_fallback(CompiledFunction* fn) {
+  if (!fn || !fn->take_fallback_warning()) return 0;
+  std::string msg = fmt::format("dyn.compile: '{}' reached cache_limit={} and runs eagerly from now on; last reason: {}",
+                                fn->name(), fn->options().cache_limit, fn->fallback_reason());
+  return PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 2);  // point at the caller of the compiled function
 }
 
 DYN_FAST(f_region_end) {
   DYN_TRY
   parse_args("_region_end", args, nargs, kw, {}, 0, nullptr);
-  if (Capture::active()) Capture::end();
+  Capture* c = Capture::active();
+  if (!c) Py_RETURN_NONE;
+  auto* fn = const_cast<CompiledFunction*>(&c->function());
+  Capture::end();
+  if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
   DYN_CATCH
 }
@@ -160,8 +230,32 @@ DYN_FAST(f_region_end) {
 DYN_FAST(f_region_abort) {
   DYN_TRY
   parse_args("_region_abort", args, nargs, kw, {}, 0, nullptr);
+  Capture* c = Capture::active();
+  auto* fn = c ? const_cast<CompiledFunction*>(&c->function()) : nullptr;
   Capture::abort();
+  if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(f_guards) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("_guards", args, nargs, kw, {"state"}, 1, a);
+  if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_guards(): expected a compiled function state");
+  const CompiledFunction& fn = *reinterpret_cast<PyCompiledState*>(a[0])->fn;
+  PyObject* out = PyList_New(0);
+  for (int e = 0; e < fn.num_entries(); ++e) {
+    PyObject* lines = PyList_New(0);
+    for (const std::string& l : fn.guard_lines(e)) {
+      PyObject* s = PyUnicode_FromStringAndSize(l.data(), static_cast<Py_ssize_t>(l.size()));
+      PyList_Append(lines, s);
+      Py_DECREF(s);
+    }
+    PyList_Append(out, lines);
+    Py_DECREF(lines);
+  }
+  return out;
   DYN_CATCH
 }
 
@@ -233,6 +327,19 @@ void put_where(PyObject* d, const SourceStack& where) {
   set_item(d, "stack", stack);
 }
 
+PyObject* guard_dict(const GuardFailure& f) {
+  PyObject* d = PyDict_New();
+  set_item(d, "entry", PyLong_FromLong(f.entry));
+  set_item(d, "guard", str_obj(std::string(guard_kind_name(f.kind))));
+  set_item(d, "what", str_obj(f.what));
+  set_item(d, "expected", str_obj(f.expected));
+  set_item(d, "actual", str_obj(f.actual));
+  set_item(d, "hint", str_obj(f.hint));
+  set_item(d, "text", str_obj(f.str()));
+  put_where(d, f.where);
+  return d;
+}
+
 DYN_FAST(f_events) {
   DYN_TRY
   parse_args("_events", args, nargs, kw, {}, 0, nullptr);
@@ -252,6 +359,22 @@ DYN_FAST(f_events) {
       set_item(d, "break_kind", str_obj(std::string(break_kind_name(e.break_kind))));
       set_item(d, "hint", str_obj(e.hint));
     }
+    if (e.kind == EventKind::CacheHit) set_item(d, "count", PyLong_FromLongLong(e.count));
+    if (e.kind == EventKind::GuardFailure) {
+      PyObject* g = guard_dict(e.guard);
+      for (const char* k : {"guard", "what", "expected", "actual", "hint"}) PyDict_SetItemString(d, k, PyDict_GetItemString(g, k));
+      Py_DECREF(g);
+    }
+    if (e.kind == EventKind::Recompile) {
+      PyObject* fs = PyList_New(0);
+      for (const GuardFailure& f : e.failures) {
+        PyObject* g = guard_dict(f);
+        PyList_Append(fs, g);
+        Py_DECREF(g);
+      }
+      set_item(d, "failures", fs);
+      set_item(d, "hint", str_obj(e.failures.empty() ? std::string() : e.failures.back().hint));
+    }
     PyList_Append(list, d);
     Py_DECREF(d);
   }
@@ -264,11 +387,11 @@ DYN_FAST(f_counters) {
   parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
   CaptureLog& log = CaptureLog::get();
   const Counters& c = log.counters();
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d}", "calls", c.calls, "cache_hits", c.cache_hits,
-                       "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
-                       "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
-                       static_cast<Py_ssize_t>(log.graphs().size()), "trace_s", c.trace_s, "compile_s", c.compile_s,
-                       "execute_s", c.execute_s);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
+                       c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks",
+                       c.graph_breaks, "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
+                       static_cast<Py_ssize_t>(log.graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
+                       "compile_s", c.compile_s, "execute_s", c.execute_s);
   DYN_CATCH
 }
 
@@ -352,6 +475,7 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_region_end", f_region_end, "run the last segment and leave the region"),
     DYN_ENTRY("_region_abort", f_region_abort, "leave the region after an exception"),
     DYN_ENTRY("_name_input", f_name_input, "name a tensor entering the graph"),
+    DYN_ENTRY("_guards", f_guards, "the guards of each cache entry of a compiled function"),
     DYN_ENTRY("sync", f_sync, "sync(): inside a compiled function, cut the graph here (an explicit graph break)"),
     DYN_ENTRY("_capture_active", f_capture_active, "whether a compile region is running"),
     DYN_ENTRY("_set_package_dir", f_set_package_dir, "frames under this folder are the library's, not the user's"),

@@ -1,6 +1,7 @@
 """dyn.compile: compile regions. Calls run the function with ops recorded lazily into graphs."""
 import functools
 import inspect
+import sys
 
 import _dyn
 
@@ -15,16 +16,16 @@ def _unique_name(base):
     return base if n == 1 else f"{base}#{n}"
 
 
-def _name_tensors(obj, name, kind, depth=0):
-    """Tags tensors in arguments (also inside lists, tuples and dicts) with where they came from."""
-    if isinstance(obj, _dyn.Tensor):
-        _dyn._name_input(obj, kind, name)
-    elif depth < 2 and isinstance(obj, (list, tuple)):
-        for i, x in enumerate(obj):
-            _name_tensors(x, f"{name}[{i}]", kind, depth + 1)
-    elif depth < 2 and isinstance(obj, dict):
-        for k, x in obj.items():
-            _name_tensors(x, f"{name}[{k!r}]", kind, depth + 1)
+_definitions = {}  # code object -> how many compiled functions were made from it
+
+
+def _caller_site():
+    """file:line of the user code that called dyn.compile."""
+    f = sys._getframe(1)
+    here = __file__
+    while f is not None and f.f_code.co_filename == here:
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
 
 
 class CompiledFunction:
@@ -58,7 +59,20 @@ class CompiledFunction:
             raise TypeError("dyn.compile: name must be a non-empty str")
         self.__wrapped__ = fn
         self._fn = target
-        self._state = _dyn._compiled_state(_unique_name(name), fullgraph, cache_limit, backend)
+        code = getattr(target, "__code__", None)
+        recreated = _definitions.get(code, 0) if code is not None else 0
+        if code is not None:
+            _definitions[code] = recreated + 1
+        self._state = _dyn._compiled_state(
+            _unique_name(name), fullgraph, cache_limit, backend, recreated, _caller_site()
+        )
+        try:
+            params = inspect.signature(target).parameters.values()
+            self._arg_names = tuple(
+                p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            )
+        except (TypeError, ValueError):
+            self._arg_names = ()
         self.fullgraph = fullgraph
         self.cache_limit = cache_limit
         self.backend = backend
@@ -74,18 +88,11 @@ class CompiledFunction:
         return self._state.name
 
     def __call__(self, *args, **kwargs):
-        if not _dyn._region_begin(self._state):
-            return self._fn(*args, **kwargs)  # inside another region: inlined into its trace
+        params = list(self._module.named_parameters()) if self._module is not None else None
+        if not _dyn._region_begin(self._state, args, kwargs, self._arg_names, params):
+            # Inside another region (inlined into its trace), or fallen back to eager.
+            return self._fn(*args, **kwargs)
         try:
-            params = inspect.signature(self._fn).parameters if args or kwargs else {}
-            names = list(params)
-            for i, a in enumerate(args):
-                _name_tensors(a, names[i] if i < len(names) else f"args[{i}]", "argument")
-            for k, a in kwargs.items():
-                _name_tensors(a, k, "argument")
-            if self._module is not None:
-                for pname, p in self._module.named_parameters():
-                    _dyn._name_input(p, "parameter", pname)
             result = self._fn(*args, **kwargs)
         except BaseException:
             _dyn._region_abort()

@@ -81,6 +81,14 @@ def graphs(fn=None):
     return [Graph(d) for d in _dyn._graphs() if name is None or d["fn"] == name]
 
 
+def guards(fn):
+    """For each cache entry of fn, its guards: one string per guard, with its source line."""
+    c = _compile.lookup(fn)
+    if c is None:
+        raise TypeError(f"dyn.debug.guards: {fn!r} is not a compiled function (or the name of one)")
+    return _dyn._guards(c._state)
+
+
 def reset():
     """Forget graphs, events, counters and compiled plans."""
     _dyn._reset()
@@ -89,7 +97,7 @@ def reset():
 class ExplainOutput:
     """What one fresh call of a compiled function captured."""
 
-    def __init__(self, name, graphs, breaks):
+    def __init__(self, name, graphs, breaks, guards):
         self.graphs = graphs
         self.graph_count = len(graphs)
         self.graph_break_count = len(breaks)
@@ -100,7 +108,7 @@ class ExplainOutput:
         ]
         self.ops_per_graph = [g.ops for g in graphs]
         self.op_count = sum(len(o) for o in self.ops_per_graph)
-        self.guards = []  # filled once guards exist (see the guards issue)
+        self.guards = guards
         self._name = name
 
     def __str__(self):
@@ -129,4 +137,4 @@ def explain(fn, *args, **kwargs):
     fresh = _compile.compile(target, name=f"explain({c.name if c else getattr(target, '__name__', 'fn')})", **opts)
     fresh(*args, **kwargs)
     name = fresh.name
-    return ExplainOutput(name, graphs(name), events("graph_break", name))
+    return ExplainOutput(name, graphs(name), events("graph_break", name), guards(fresh)[0] if guards(fresh) else [])
