@@ -16,22 +16,28 @@ def _unique_name(base):
     return base if n == 1 else f"{base}#{n}"
 
 
-_definitions = {}  # code object -> how many compiled functions were made from it
+# (code object, call site) -> how many compiled functions were made there: the same function
+# compiled again and again at one line is being re-created (dyn.compile in a loop).
+_definitions = {}
+_package_dir = __file__.rsplit("/", 1)[0] + "/"
 
 
 def _caller_site():
     """file:line of the user code that called dyn.compile."""
     f = sys._getframe(1)
-    here = __file__
-    while f is not None and f.f_code.co_filename == here:
+    while f is not None and f.f_code.co_filename.startswith(_package_dir):
         f = f.f_back
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
+
+
+def forget_definitions():
+    _definitions.clear()
 
 
 class CompiledFunction:
     """A function (or nn.Module) compiled with dyn.compile. Call it like the original."""
 
-    def __init__(self, fn, *, fullgraph, cache_limit, backend, name):
+    def __init__(self, fn, *, fullgraph, cache_limit, backend, name, _count=True):
         from . import nn
 
         if isinstance(fn, CompiledFunction):
@@ -59,13 +65,12 @@ class CompiledFunction:
             raise TypeError("dyn.compile: name must be a non-empty str")
         self.__wrapped__ = fn
         self._fn = target
-        code = getattr(target, "__code__", None)
-        recreated = _definitions.get(code, 0) if code is not None else 0
-        if code is not None:
-            _definitions[code] = recreated + 1
-        self._state = _dyn._compiled_state(
-            _unique_name(name), fullgraph, cache_limit, backend, recreated, _caller_site()
-        )
+        site = _caller_site()
+        key = (getattr(target, "__code__", None), site)
+        recreated = _definitions.get(key, 0) if _count and key[0] is not None else 0
+        if _count and key[0] is not None:
+            _definitions[key] = recreated + 1
+        self._state = _dyn._compiled_state(_unique_name(name), fullgraph, cache_limit, backend, recreated, site)
         try:
             params = inspect.signature(target).parameters.values()
             self._arg_names = tuple(

@@ -90,8 +90,9 @@ def guards(fn):
 
 
 def reset():
-    """Forget graphs, events, counters and compiled plans."""
+    """Forget graphs, events, counters, compiled plans and every compiled function's cache."""
     _dyn._reset()
+    _compile.forget_definitions()
 
 
 class ExplainOutput:
@@ -134,7 +135,10 @@ def explain(fn, *args, **kwargs):
     c = _compile.lookup(fn)
     target = c.__wrapped__ if c is not None else fn
     opts = {} if c is None else {"fullgraph": False, "backend": c.backend}
-    fresh = _compile.compile(target, name=f"explain({c.name if c else getattr(target, '__name__', 'fn')})", **opts)
+    fresh = _compile.CompiledFunction(
+        target, name=f"explain({c.name if c else getattr(target, '__name__', 'fn')})", cache_limit=8,
+        _count=False, **({"fullgraph": False, "backend": "default"} | opts)
+    )
     fresh(*args, **kwargs)
     name = fresh.name
     return ExplainOutput(name, graphs(name), events("graph_break", name), guards(fresh)[0] if guards(fresh) else [])
