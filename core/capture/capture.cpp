@@ -456,11 +456,6 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = current_source();
     return false;
   }
-  if (!attrs_match(n.attrs, a)) {
-    explain_attrs(op, n.attrs, a, f);
-    f->where = n.where;
-    return false;
-  }
   auto operand = [&](const Tensor& t, int expected) {
     int v = replay_value_of(t, expected, g, f);
     if (v == expected) return true;
@@ -482,9 +477,15 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = n.where;
     return false;
   };
+  // Operands first: a tensor enters the graph before the op applies its constants to it.
   for (size_t i = 0; i < in.size(); ++i)
     if (!operand(in[i], n.inputs[i])) return false;
   if (self && !operand(*self, n.target)) return false;
+  if (!attrs_match(n.attrs, a)) {
+    explain_attrs(op, n.attrs, a, f);
+    f->where = n.where;
+    return false;
+  }
   return true;
 }
 
