@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the benchmark's peers (bench/setup.sh), then runs the eager benchmark through dynrepl.
-# Usage: bash bench/run.sh [--quick] [--json FILE]
+# Installs the benchmark's peers (bench/setup.sh), then runs every benchmark through dynrepl:
+# eager ops (bench_eager.py), capture costs (bench_capture.py), replay (bench_replay.py).
+# Usage: bash bench/run.sh [--quick] [--json FILE]   (--json applies to the eager benchmark)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,4 +13,10 @@ if [ ! -x "$bin" ]; then
 fi
 
 bash "$root/bench/setup.sh"
-exec "$bin" "$root/bench/bench_eager.py" "$@"
+quick=()
+for a in "$@"; do [ "$a" = "--quick" ] && quick=(--quick); done
+"$bin" "$root/bench/bench_eager.py" "$@"
+echo
+"$bin" "$root/bench/bench_capture.py" "${quick[@]}"
+echo
+"$bin" "$root/bench/bench_replay.py" "${quick[@]}"
