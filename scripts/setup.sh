@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dynrepl builds, tests and runs with; idempotent, safe to re-run.
+# Extra package names given as arguments are installed too (bench/setup.sh adds its peers).
 set -euo pipefail
 
-pkgs=(
+pkgs=("$@"
+  
   build-essential cmake ninja-build ccache pkg-config
   libpython3-dev python3-numpy pybind11-dev
   libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev

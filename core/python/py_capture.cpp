@@ -395,6 +395,13 @@ DYN_FAST(f_counters) {
   DYN_CATCH
 }
 
+PyObject* int_list(const std::vector<int>& v) {
+  PyObject* l = PyList_New(static_cast<Py_ssize_t>(v.size()));
+  if (!l) throw PythonErrorSet{};
+  for (size_t i = 0; i < v.size(); ++i) PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), PyLong_FromLong(v[i]));
+  return l;
+}
+
 PyObject* graph_dict(const GraphRecord& r) {
   PyObject* d = PyDict_New();
   set_item(d, "id", str_obj(r.id()));
@@ -411,20 +418,8 @@ PyObject* graph_dict(const GraphRecord& r) {
     const Value& v = r.graph.values[n.outputs[0]];
     set_item(nd, "dtype", dtype_object(v.dtype) ? (Py_INCREF(dtype_object(v.dtype)), dtype_object(v.dtype)) : nullptr);
     set_item(nd, "shape", make_size(v.shape));
-    PyObject* ins = PyList_New(0);
-    for (int i : n.inputs) {
-      PyObject* x = PyLong_FromLong(i);
-      PyList_Append(ins, x);
-      Py_DECREF(x);
-    }
-    set_item(nd, "inputs", ins);
-    PyObject* outs = PyList_New(0);
-    for (int o : n.outputs) {
-      PyObject* x = PyLong_FromLong(o);
-      PyList_Append(outs, x);
-      Py_DECREF(x);
-    }
-    set_item(nd, "outputs", outs);
+    set_item(nd, "inputs", int_list(n.inputs));
+    set_item(nd, "outputs", int_list(n.outputs));
     set_item(nd, "args", str_obj(format_attrs(n.op, n.attrs)));
     set_item(nd, "text", str_obj(print_node(r.graph, n)));
     put_where(nd, n.where);
