@@ -3,12 +3,14 @@
 # Extra package names given as arguments are installed too (bench/setup.sh adds its peers).
 set -euo pipefail
 
+# The binding layer uses CPython's C API directly (the op-call path is faster than pybind11's),
+# and benchmarks are Python scripts run beside their peers, so neither pybind11 nor Google
+# Benchmark is needed. readline and graphviz are for the REPL and the pictures.
 pkgs=("$@"
-  
   build-essential cmake ninja-build ccache pkg-config
-  libpython3-dev python3-numpy pybind11-dev
+  libpython3-dev python3-numpy
   libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev
-  libopenblas-dev libgtest-dev libbenchmark-dev
+  libopenblas-dev libgtest-dev
 )
 
 missing=()
