@@ -20,6 +20,12 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
+// The user asked to leave (Ctrl-D or :quit while the script is stopped at a breakpoint): unwinds
+// through the engine and becomes SystemExit(code) in Python.
+struct ExitRequest {
+  int code = 0;
+};
+
 template <typename... Args>
 [[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> f, Args&&... args) {
   throw Error(kind, fmt::format(f, std::forward<Args>(args)...));

@@ -150,6 +150,10 @@ Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset
 }
 
 void Tensor::no_data() const {
+  if (p_->lazy())
+    fail(ErrorKind::Runtime,
+         "this tensor is still pending in the graph being captured (the script is stopped before that graph "
+         "runs); :continue first");
   if (p_->poisoned())
     fail(ErrorKind::Runtime,
          "this tensor was computed inside a compiled function that raised an exception; its value is lost");

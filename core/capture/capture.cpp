@@ -35,6 +35,7 @@
 namespace dyn {
 
 thread_local Capture* Capture::active_ = nullptr;
+bool Capture::paused_ = false;
 
 void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
 
@@ -118,6 +119,11 @@ std::string break_hint(BreakKind kind) {
 
 void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
   TensorImpl* p = t.impl();
+  if (Capture::paused() && (p->capture_ || (p->storage_ && p->storage_->pending_writes)))
+    fail(ErrorKind::Runtime,
+         "{} needs the value of a tensor that is still pending in the graph being captured; the script is "
+         "stopped before that graph runs: :continue first, or look at the graph with :graph",
+         what);
   if (p->capture_) {
     p->capture_->graph_break(kind, what, &t);
   } else if (p->storage_ && p->storage_->pending_writes) {
@@ -181,6 +187,19 @@ std::shared_ptr<CompiledFunction> CompiledFunction::create(CompileOptions o) {
   return fn;
 }
 
+std::vector<std::shared_ptr<CompiledFunction>> CompiledFunction::live() {
+  std::vector<std::shared_ptr<CompiledFunction>> out;
+  for (auto& w : all_functions())
+    if (auto fn = w.lock()) out.push_back(fn);
+  return out;
+}
+
+std::shared_ptr<CompiledFunction> CompiledFunction::find(const std::string& name) {
+  for (auto& fn : live())
+    if (fn->name() == name) return fn;
+  return nullptr;
+}
+
 void CompiledFunction::reset_all() {
   for (auto& w : all_functions())
     if (auto fn = w.lock()) {
@@ -189,6 +208,21 @@ void CompiledFunction::reset_all() {
       fn->fallback_reason_.clear();
       fn->calls = 0;
     }
+}
+
+std::string Capture::describe_pending(const TensorImpl* impl) const {
+  int v = impl->lazy_value_;
+  const Graph& g = replaying() ? cached_segment().graph : seg_;
+  if (v < 0 || v >= static_cast<int>(g.values.size())) return "pending";
+  const Value& val = g.values[v];
+  std::string s = fmt::format("%{} {} pending", v, meta_str(val.dtype, val.shape));
+  if (val.producer >= 0) {
+    const Node& n = g.nodes[val.producer];
+    std::string text = print_node(g, n);
+    size_t eq = text.find(" = ");
+    s += "  # " + (eq == std::string::npos ? text : text.substr(eq + 3));
+  }
+  return s;
 }
 
 // ---- region ----
@@ -616,6 +650,7 @@ void Capture::switch_to_record() {
     r.calls++;
     new_graph_ids_.push_back(r.id());
   }
+  log_recompile();
 }
 
 void Capture::adopt_live(std::vector<Tensor>& slots) {
@@ -827,7 +862,6 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
 
 void Capture::register_entry() {
   if (new_entry_ < 0) return;
-  CaptureLog& log = CaptureLog::get();
   Entry e;
   e.segments = prefix_;
   e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
@@ -836,17 +870,23 @@ void Capture::register_entry() {
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
   fn_->entries_.push_back(std::move(e));
-  if (failures_.empty() && new_entry_ == 0 && fn_->recreated > 0) {
+}
+
+// The moment a call stops matching every entry (or a re-created function starts afresh), it
+// will record a new trace: that is the recompile, logged here so a breakpoint on it stops in the
+// frame where the call diverged.
+void Capture::log_recompile() {
+  CaptureLog& log = CaptureLog::get();
+  if (failures_.empty() && !(new_entry_ == 0 && fn_->recreated > 0)) return;
+  log.counters().recompiles++;
+  Event ev;
+  ev.kind = EventKind::Recompile;
+  ev.fn = fn_->name();
+  ev.entry = new_entry_;
+  ev.segment = segment_index_;
+  if (failures_.empty()) {
     // Not a recompile of this function, but the same definition compiled anew, again.
-    log.counters().recompiles++;
-    Event ev;
-    ev.kind = EventKind::Recompile;
-    ev.fn = fn_->name();
-    ev.entry = 0;
-    ev.segment = 0;
-    ev.where = new_segments_.empty() || new_segments_.front()->graph.nodes.empty()
-                   ? SourceStack{}
-                   : new_segments_.front()->graph.nodes.front().where;
+    ev.where = current_source();
     ev.reason = fmt::format("'{}' was compiled again: dyn.compile was applied to the same function {} times",
                             fn_->name(), fn_->recreated + 1);
     GuardFailure f;
@@ -861,22 +901,16 @@ void Capture::register_entry() {
     log.add(std::move(ev));
     return;
   }
-  if (failures_.empty()) return;
-  log.counters().recompiles++;
-  Event ev;
-  ev.kind = EventKind::Recompile;
-  ev.fn = fn_->name();
-  ev.entry = new_entry_;
-  ev.segment = static_cast<int>(prefix_.size());
   ev.where = failures_.back().where;
   ev.reason = fmt::format("call {} of '{}': no cache entry served it; new entry {}[{}]", fn_->calls, fn_->name(),
                           fn_->name(), new_entry_);
   std::string lines;
   std::vector<GuardFailure> firsts;  // one per older entry, in entry order
-  for (int k = 0; k < new_entry_; ++k)
+  for (int k = 0; k < fn_->num_entries(); ++k)
     for (const GuardFailure& f : failures_)
       if (f.entry == k) {
-        lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k, guard_kind_name(f.kind), f.str());
+        lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k,
+                             guard_kind_name(f.kind), f.str());
         firsts.push_back(f);
         break;
       }

@@ -53,8 +53,11 @@ struct Entry {
 class CompiledFunction {
  public:
   explicit CompiledFunction(CompileOptions o) : opts_(std::move(o)) {}
-  // A new compiled function, known to reset_compiled_functions().
+  // A new compiled function, known to reset_all() and live().
   static std::shared_ptr<CompiledFunction> create(CompileOptions o);
+  // Every compiled function still alive, in creation order.
+  static std::vector<std::shared_ptr<CompiledFunction>> live();
+  static std::shared_ptr<CompiledFunction> find(const std::string& name);
   // Forgets every compiled function's cache entries (dyn.debug.reset, :reset).
   static void reset_all();
   const CompileOptions& options() const { return opts_; }
@@ -117,6 +120,13 @@ class Capture {
   void forget(TensorImpl* impl);
   const CompiledFunction& function() const { return *fn_; }
 
+  // While the script is stopped at a breakpoint nothing may sync: a lazy tensor shows its
+  // pending node instead, and reading its data is a user error.
+  static void set_paused(bool p) { paused_ = p; }
+  static bool paused() { return paused_; }
+  // "%12 f32[4, 8] pending  # add(%10, %11) at file.py:7" for a lazy tensor of this capture.
+  std::string describe_pending(const TensorImpl* impl) const;
+
  private:
   explicit Capture(std::shared_ptr<CompiledFunction> fn);
 
@@ -141,7 +151,7 @@ class Capture {
   void switch_to_record();
   void drop_candidate(size_t i, GuardFailure f);
   const Segment& cached_segment() const;
-  void log_failures(const char* why);
+  void log_recompile();
   void register_entry();
 
   void adopt_live(std::vector<Tensor>& slots);
@@ -150,6 +160,7 @@ class Capture {
   Observation observe(BreakKind kind, const Tensor* t);
 
   static thread_local Capture* active_;
+  static bool paused_;
   std::shared_ptr<CompiledFunction> fn_;
   int segment_index_ = 0;
   // live lazy tensors: impl -> its value id (in seg_ while recording, in the cached segment while replaying)

@@ -44,6 +44,7 @@ double CaptureLog::now() const {
 void CaptureLog::add(Event e) {
   e.time = now();
   events_.push_back(std::move(e));
+  if (listener_) listener_(events_.back(), listener_ctx_);
 }
 
 void CaptureLog::add_coalesced(Event e) {

@@ -69,6 +69,13 @@ class CaptureLog {
   void remove_graph(const std::string& id);
   void reset();
   double now() const;
+  // Called after every event is logged (a coalesced cache hit only the first time): the REPL's
+  // breakpoints and --events hook in here. The listener may throw; the engine unwinds cleanly.
+  using Listener = void (*)(const Event& e, void* ctx);
+  void set_listener(Listener l, void* ctx) {
+    listener_ = l;
+    listener_ctx_ = ctx;
+  }
 
  private:
   CaptureLog();
@@ -76,6 +83,8 @@ class CaptureLog {
   Counters counters_;
   std::vector<std::unique_ptr<GraphRecord>> graphs_;
   std::map<std::string, GraphRecord*> by_id_;
+  Listener listener_ = nullptr;
+  void* listener_ctx_ = nullptr;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -38,6 +38,10 @@ PyObject* translate_exception() {
   try {
     throw;
   } catch (const PythonErrorSet&) {
+  } catch (const ExitRequest& x) {
+    PyObject* code = PyLong_FromLong(x.code);
+    PyErr_SetObject(PyExc_SystemExit, code);
+    Py_XDECREF(code);
   } catch (const Error& e) {
     PyObject* type = PyExc_RuntimeError;
     switch (e.kind()) {

@@ -387,6 +387,10 @@ void tp_dealloc(PyObject* self) {
 PyObject* tp_repr(PyObject* self) {
   DYN_TRY
   const Tensor& t = unwrap(self);
+  if (Capture::paused() && t.impl()->capture_) {  // stopped at a breakpoint: show, do not sync
+    std::string s = "tensor(" + t.impl()->capture_->describe_pending(t.impl()) + ")";
+    return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+  }
   ensure_materialized(t, BreakKind::Print, "repr()/print()");
   EagerScope eager;  // formatting takes views of data that is already there
   std::string s = format_tensor(t, t.impl()->requires_grad_ ? "requires_grad=True" : "");

@@ -1,0 +1,13 @@
+// DOT (graphviz) text of captured graphs: one graph, or every segment of a cache entry as clusters.
+#pragma once
+#include <string>
+
+namespace dyn::viz {
+
+// target: a graph id "fn[e].s", an entry "fn[e]", or a function name (its newest entry).
+// Stable: the same graph gives the same text. Throws a user error for an unknown target.
+std::string dot_text(const std::string& target);
+// Text escaped for a double-quoted DOT string (quotes, backslashes, newlines).
+std::string dot_escape(const std::string& s);
+
+}  // namespace dyn::viz

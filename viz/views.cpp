@@ -1,0 +1,336 @@
+// Text views of the capture log and the compiled functions' caches.
+#include "viz/views.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "core/capture/capture.h"
+#include "core/error.h"
+
+namespace dyn::viz {
+
+namespace {
+
+const CaptureLog& log() { return CaptureLog::get(); }
+
+std::string where_of(const SourceStack& w) {
+  SourceLoc t = w.top();
+  return t.known() ? t.str() : std::string();
+}
+
+std::string source_of(const SourceStack& w) {
+  SourceLoc t = w.top();
+  return t.known() ? source_line(*t.file, t.line) : std::string();
+}
+
+// Columns padded to their widest cell; the last column is not padded.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (w.size() <= i) w.push_back(0);
+      w[i] = std::max(w[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) line += i + 1 < r.size() ? fmt::format("{:<{}}  ", r[i], w[i]) : r[i];
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+bool known_function(const std::string& fn) {
+  if (CompiledFunction::find(fn)) return true;
+  for (const auto& r : log().graphs())
+    if (r->fn == fn) return true;
+  for (const Event& e : log().events())
+    if (e.fn == fn) return true;
+  return false;
+}
+
+void check_function(const std::string& fn) {
+  if (fn.empty() || known_function(fn)) return;
+  std::string names;
+  for (const std::string& n : function_names()) names += (names.empty() ? "" : ", ") + n;
+  fail(ErrorKind::Value, "no compiled function named '{}'; known: {}", fn, names.empty() ? "none yet" : names);
+}
+
+std::vector<const GraphRecord*> resolve(const std::string& target) {
+  std::vector<const GraphRecord*> out;
+  static const std::regex entry_re(R"((.+)\[(\d+)\])");
+  std::smatch m;
+  if (const GraphRecord* r = const_cast<CaptureLog&>(log()).find_graph(target)) return {r};
+  if (std::regex_match(target, m, entry_re)) {
+    for (const auto& r : log().graphs())
+      if (r->fn == m[1].str() && r->entry == std::stoi(m[2].str())) out.push_back(r.get());
+  } else {
+    int newest = -1;
+    for (const auto& r : log().graphs())
+      if (r->fn == target) newest = std::max(newest, r->entry);
+    for (const auto& r : log().graphs())
+      if (r->fn == target && r->entry == newest) out.push_back(r.get());
+  }
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->segment < b->segment; });
+  if (out.empty())
+    fail(ErrorKind::Value,
+         "no graph '{}': expected a graph id like f[0].1, a cache entry like f[0] or a compiled function's name; "
+         "see :graphs",
+         target);
+  return out;
+}
+
+std::string how_it_ends(const GraphRecord& r) {
+  for (const Event& e : log().events())
+    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.entry == r.entry && e.segment == r.segment)
+      return fmt::format("graph break ({}) at {}", break_kind_name(e.break_kind), where_of(e.where));
+  for (const auto& other : log().graphs())
+    if (other->fn == r.fn && other->entry == r.entry && other->segment == r.segment + 1) return "graph break";
+  return "return";
+}
+
+}  // namespace
+
+std::vector<std::string> function_names() {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& fn : CompiledFunction::live())
+    if (seen.insert(fn->name()).second) out.push_back(fn->name());
+  for (const auto& r : log().graphs())
+    if (seen.insert(r->fn).second) out.push_back(r->fn);
+  return out;
+}
+
+std::vector<std::string> graph_ids() {
+  std::vector<std::string> out;
+  std::set<std::string> entries;
+  for (const auto& r : log().graphs()) {
+    out.push_back(r->id());
+    std::string e = r->fn + "[" + std::to_string(r->entry) + "]";
+    if (entries.insert(e).second) out.push_back(e);
+  }
+  return out;
+}
+
+std::string graphs_table(const std::string& fn) {
+  check_function(fn);
+  std::vector<std::vector<std::string>> rows = {{"id", "function", "entry", "segment", "ops", "calls", "ends with"}};
+  for (const auto& r : log().graphs()) {
+    if (!fn.empty() && r->fn != fn) continue;
+    rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
+                    std::to_string(r->graph.nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
+  }
+  if (rows.size() == 1) return fn.empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
+                                          : fmt::format("'{}' has no graphs yet\n", fn);
+  return table(rows);
+}
+
+std::string graph_text(const std::string& target, bool verbose) {
+  std::string out;
+  for (const GraphRecord* r : resolve(target)) {
+    if (!out.empty()) out += "\n";
+    out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph.nodes.size(), r->calls,
+                       how_it_ends(*r));
+    out += print_graph(r->graph, verbose);
+  }
+  return out;
+}
+
+std::string breaks_text(const std::string& fn) {
+  check_function(fn);
+  std::string out;
+  int n = 0;
+  for (const Event& e : log().events()) {
+    if (e.kind != EventKind::GraphBreak || (!fn.empty() && e.fn != fn)) continue;
+    std::string text = source_of(e.where);
+    out += fmt::format("{}. {}[{}] after segment {}  {}{}\n", ++n, e.fn, e.entry, e.segment, where_of(e.where),
+                       text.empty() ? "" : "  " + text);
+    out += fmt::format("   asked for: {}\n   reason:    {} [{}]\n", e.details, e.reason, break_kind_name(e.break_kind));
+    if (!e.hint.empty()) out += fmt::format("   hint:      {}\n", e.hint);
+  }
+  if (n == 0) return fn.empty() ? "no graph breaks\n" : fmt::format("no graph breaks in '{}'\n", fn);
+  return out;
+}
+
+std::string guards_text(const std::string& fn) {
+  check_function(fn);
+  std::string out;
+  for (const auto& f : CompiledFunction::live()) {
+    if (!fn.empty() && f->name() != fn) continue;
+    if (f->num_entries() == 0) continue;
+    for (int e = 0; e < f->num_entries(); ++e) {
+      auto lines = f->guard_lines(e);
+      out += fmt::format("{}[{}]: {} guards, {} hits\n", f->name(), e, lines.size(), f->entries()[e].hits);
+      for (const std::string& l : lines) out += "  " + l + "\n";
+    }
+  }
+  if (out.empty()) return fn.empty() ? "no cache entries yet\n" : fmt::format("'{}' has no cache entries\n", fn);
+  return out;
+}
+
+std::string why_recompile_text(const std::string& fn) {
+  check_function(fn);
+  std::string out;
+  for (const Event& e : log().events()) {
+    if (e.kind != EventKind::Recompile || (!fn.empty() && e.fn != fn)) continue;
+    auto f = CompiledFunction::find(e.fn);
+    std::string defined = f && !f->defined_at.empty() ? " (compiled at " + f->defined_at + ")" : "";
+    out += fmt::format("{}{}: {}\n", e.fn, defined, e.reason);
+    for (const GuardFailure& g : e.failures) {
+      std::string text = source_of(g.where);
+      if (g.entry >= 0)
+        out += fmt::format("  {}[{}] failed {}: {}", e.fn, g.entry, guard_kind_name(g.kind), g.what);
+      else
+        out += fmt::format("  {}", g.what);
+      if (!g.expected.empty() || !g.actual.empty()) out += fmt::format(": expected {}, actual {}", g.expected, g.actual);
+      out += "\n";
+      if (g.where.top().known()) out += fmt::format("      at {}{}\n", where_of(g.where), text.empty() ? "" : "  " + text);
+      if (!g.hint.empty()) out += fmt::format("      hint: {}\n", g.hint);
+    }
+  }
+  if (out.empty()) return fn.empty() ? "no recompiles\n" : fmt::format("no recompiles of '{}'\n", fn);
+  return out;
+}
+
+std::string events_text(const std::string& kind_in, const std::string& fn) {
+  std::string kind = kind_in;
+  std::replace(kind.begin(), kind.end(), '-', '_');
+  static const std::set<std::string> kinds = {"compile", "cache_hit", "graph_break", "guard_failure", "recompile",
+                                              "fallback"};
+  if (!kind.empty() && !kinds.count(kind))
+    fail(ErrorKind::Value,
+         "unknown event kind '{}'; expected one of compile, cache-hit, graph-break, guard-failure, recompile, fallback",
+         kind_in);
+  check_function(fn);
+  std::vector<std::vector<std::string>> rows = {{"#", "time", "kind", "where", "what"}};
+  int i = 0;
+  for (const Event& e : log().events()) {
+    ++i;
+    if ((!kind.empty() && event_kind_name(e.kind) != kind) || (!fn.empty() && e.fn != fn)) continue;
+    std::string id = e.entry >= 0 ? fmt::format("{}[{}]", e.fn, e.entry) : e.fn;
+    if (e.segment >= 0 && e.kind != EventKind::Recompile && e.kind != EventKind::CacheHit) id += "." + std::to_string(e.segment);
+    std::string what = e.kind == EventKind::CacheHit ? fmt::format("{} x{}", id, e.count)
+                       : e.kind == EventKind::Compile ? e.details
+                                                      : id + ": " + e.reason;
+    rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), std::string(event_kind_name(e.kind)),
+                    where_of(e.where), what});
+  }
+  if (rows.size() == 1) return "no events\n";
+  return table(rows);
+}
+
+std::string stats_text() {
+  const Counters& c = const_cast<CaptureLog&>(log()).counters();
+  std::string out = fmt::format(
+      "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs {}\n",
+      c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
+      log().graphs().size());
+  out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms\n", c.trace_s * 1e3,
+                     c.replay_s * 1e3, c.compile_s * 1e3, c.execute_s * 1e3);
+  std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
+  for (const auto& f : CompiledFunction::live()) {
+    if (f->calls == 0) continue;
+    int64_t hits = 0;
+    for (const Entry& e : f->entries()) hits += e.hits;
+    int recompiles = 0;
+    for (const Event& e : log().events())
+      if (e.kind == EventKind::Recompile && e.fn == f->name()) ++recompiles;
+    std::string flag;
+    if (f->fallen_back())
+      flag = "fell back to eager: cache_limit reached (see :why-recompile " + f->name() + ")";
+    else if (recompiles >= 2 && recompiles * 2 >= f->calls)
+      flag = "recompiles often: see :why-recompile " + f->name();
+    rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), std::to_string(hits),
+                    std::to_string(recompiles), flag});
+  }
+  if (rows.size() > 1) out += table(rows);
+  return out;
+}
+
+namespace {
+
+// Lines of a and b aligned by their longest common subsequence: " x", "-x", "+x".
+std::vector<std::string> line_diff(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> L(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;) L[i][j] = a[i] == b[j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+  std::vector<std::string> out;
+  size_t i = 0, j = 0;
+  while (i < n && j < m) {
+    if (a[i] == b[j]) {
+      out.push_back("  " + a[i]);
+      ++i, ++j;
+    } else if (L[i + 1][j] >= L[i][j + 1]) {
+      out.push_back("- " + a[i++]);
+    } else {
+      out.push_back("+ " + b[j++]);
+    }
+  }
+  while (i < n) out.push_back("- " + a[i++]);
+  while (j < m) out.push_back("+ " + b[j++]);
+  return out;
+}
+
+// A node without its value numbers' comment: what the diff compares.
+std::vector<std::string> node_lines(const GraphRecord& r) {
+  std::vector<std::string> out;
+  for (int id : r.graph.inputs) {
+    const Value& v = r.graph.values[id];
+    out.push_back(fmt::format("input {} {}", v.input_name.empty() ? "%" + std::to_string(id) : "'" + v.input_name + "'",
+                              meta_str(v.dtype, v.shape)));
+  }
+  for (const Node& n : r.graph.nodes) {
+    std::string t = print_node(r.graph, n);
+    size_t hash = t.find("  # ");
+    std::string src = hash == std::string::npos ? "" : t.substr(hash);
+    t = hash == std::string::npos ? t : t.substr(0, hash);
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    out.push_back(t + src);
+  }
+  return out;
+}
+
+std::vector<std::string> guard_lines_of(const std::string& entry_id) {
+  static const std::regex entry_re(R"((.+)\[(\d+)\])");
+  std::smatch m;
+  if (!std::regex_match(entry_id, m, entry_re)) return {};
+  auto f = CompiledFunction::find(m[1].str());
+  int e = std::stoi(m[2].str());
+  if (!f || e >= f->num_entries()) return {};
+  return f->guard_lines(e);
+}
+
+}  // namespace
+
+std::string diff_text(const std::string& a, const std::string& b) {
+  auto ga = resolve(a), gb = resolve(b);
+  std::string out = fmt::format("--- {}\n+++ {}\n", a, b);
+  bool entries = ga.size() > 1 || gb.size() > 1 || a.back() == ']' || b.back() == ']';
+  if (entries) {
+    auto la = guard_lines_of(a), lb = guard_lines_of(b);
+    if (!la.empty() || !lb.empty()) {
+      out += "guards:\n";
+      for (const std::string& l : line_diff(la, lb))
+        if (l[0] != ' ') out += "  " + l + "\n";
+    }
+  }
+  size_t segs = std::max(ga.size(), gb.size());
+  for (size_t s = 0; s < segs; ++s) {
+    std::vector<std::string> na = s < ga.size() ? node_lines(*ga[s]) : std::vector<std::string>{};
+    std::vector<std::string> nb = s < gb.size() ? node_lines(*gb[s]) : std::vector<std::string>{};
+    auto d = line_diff(na, nb);
+    bool same = std::all_of(d.begin(), d.end(), [](const std::string& l) { return l[0] == ' '; });
+    out += fmt::format("segment {}: {}\n", s, same ? "same nodes" : "nodes differ");
+    if (!same)
+      for (const std::string& l : d) out += "  " + l + "\n";
+  }
+  return out;
+}
+
+}  // namespace dyn::viz
