@@ -1,8 +1,10 @@
 // The embedded CPython interpreter.
 #include "repl/interpreter.h"
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "core/capture/source.h"
+#include "core/python/py_common.h"
+
+#include <frameobject.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -69,7 +71,7 @@ int Interpreter::finalize() {
   return Py_FinalizeEx() < 0 ? 120 : 0;
 }
 
-int Interpreter::status_of_pending_error() {
+int Interpreter::status_of_pending_error(std::optional<int>* exit_code) {
   if (!PyErr_ExceptionMatches(PyExc_SystemExit)) {
     PyErr_Print();
     return 1;
@@ -97,6 +99,7 @@ int Interpreter::status_of_pending_error() {
   Py_XDECREF(type);
   Py_XDECREF(value);
   Py_XDECREF(tb);
+  if (exit_code) *exit_code = status;
   return status;
 }
 
@@ -137,29 +140,204 @@ int Interpreter::run_line(const std::string& line) {
   return 0;
 }
 
-int Interpreter::interact() {
-  // A plain Python console until the command REPL exists: no prompts without a TTY, so piped
-  // input gives clean transcripts.
-  static const char* kConsole = R"PY(
-import code as _code, sys as _sys
-class _DynConsole(_code.InteractiveConsole):
-    def raw_input(self, prompt=""):
-        if _sys.stdin.isatty():
-            return input(prompt)
-        line = _sys.stdin.readline()
-        if not line:
-            raise EOFError
-        return line.rstrip("\n")
-if _sys.stdin.isatty():
-    try:
-        import readline as _readline
-    except ImportError:
-        pass
-_DynConsole(locals=globals()).interact(
-    banner=("dynrepl: Python %s with dyn; Ctrl-D exits" % _sys.version.split()[0]) if _sys.stdin.isatty() else "",
-    exitmsg="")
-)PY";
-  return run_source(kConsole, "<dynrepl>");
+namespace {
+
+PyObject* g_compiler = nullptr;  // codeop.CommandCompiler(): remembers __future__ imports
+
+}  // namespace
+
+Interpreter::Input Interpreter::run_interactive(const std::string& source, std::optional<int>* exit_code) {
+  if (!g_compiler) {
+    PyObject* codeop = PyImport_ImportModule("codeop");
+    if (codeop) {
+      g_compiler = PyObject_CallMethod(codeop, "CommandCompiler", nullptr);
+      Py_DECREF(codeop);
+    }
+    if (!g_compiler) {
+      PyErr_Print();
+      return Input::Error;
+    }
+  }
+  PyObject* code = PyObject_CallFunction(g_compiler, "sss", source.c_str(), "<stdin>", "single");
+  if (!code) {
+    status_of_pending_error(exit_code);
+    return Input::Error;
+  }
+  if (code == Py_None) {
+    Py_DECREF(code);
+    return Input::Incomplete;
+  }
+  PyObject* globals = frames_.empty() ? main_dict() : static_cast<PyObject*>(frames_.back().globals);
+  PyObject* locals = frames_.empty() ? globals : static_cast<PyObject*>(frames_.back().locals);
+  PyObject* result = PyEval_EvalCode(code, globals, locals);
+  Py_DECREF(code);
+  if (!result) {
+    status_of_pending_error(exit_code);  // printed, unless it is SystemExit; the session goes on
+    return Input::Complete;
+  }
+  Py_DECREF(result);
+  return Input::Complete;
 }
+
+std::vector<std::string> Interpreter::complete(const std::string& text) {
+  std::vector<std::string> out;
+  PyObject* rl = PyImport_ImportModule("rlcompleter");
+  if (!rl) {
+    PyErr_Clear();
+    return out;
+  }
+  PyObject* ns = PyDict_Copy(frames_.empty() ? main_dict() : static_cast<PyObject*>(frames_.back().globals));
+  if (!frames_.empty()) PyDict_Update(ns, static_cast<PyObject*>(frames_.back().locals));
+  PyObject* completer = PyObject_CallMethod(rl, "Completer", "O", ns);
+  Py_DECREF(rl);
+  Py_DECREF(ns);
+  if (!completer) {
+    PyErr_Clear();
+    return out;
+  }
+  for (int i = 0; i < 500; ++i) {
+    PyObject* r = PyObject_CallMethod(completer, "complete", "si", text.c_str(), i);
+    if (!r) {
+      PyErr_Clear();
+      break;
+    }
+    if (r == Py_None) {
+      Py_DECREF(r);
+      break;
+    }
+    if (const char* c = PyUnicode_AsUTF8(r)) out.push_back(c);
+    Py_DECREF(r);
+  }
+  Py_DECREF(completer);
+  return out;
+}
+
+namespace {
+// The innermost frame that is the user's: frames of the dyn package and of dynrepl itself
+// (the prompt's own "<stdin>"/"<exec>" code) are skipped.
+PyFrameObject* user_frame(PyFrameObject* f) {
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    Py_DECREF(code);
+    if (!dyn::py::is_library_file(file)) return f;
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  return nullptr;
+}
+}  // namespace
+
+bool Interpreter::enter_user_frame() {
+  PyFrameObject* top = PyEval_GetFrame();
+  Py_XINCREF(top);
+  PyFrameObject* f = user_frame(top);
+  if (!f) return false;
+  PyObject* globals = PyFrame_GetGlobals(f);
+  PyObject* locals = PyFrame_GetLocals(f);
+  Py_DECREF(f);
+  if (!globals || !locals) {
+    PyErr_Clear();
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    return false;
+  }
+  frames_.push_back(Namespace{globals, locals});
+  return true;
+}
+
+void Interpreter::leave_user_frame() {
+  if (frames_.empty()) return;
+  Py_DECREF(static_cast<PyObject*>(frames_.back().globals));
+  Py_DECREF(static_cast<PyObject*>(frames_.back().locals));
+  frames_.pop_back();
+}
+
+std::string Interpreter::user_stack() {
+  std::string out;
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    const char* name = PyUnicode_AsUTF8(code->co_name);
+    std::string fname = file ? file : "?";
+    if (!dyn::py::is_library_file(file)) {
+      int line = PyFrame_GetLineNumber(f);
+      size_t slash = fname.rfind('/');
+      out += "  " + (slash == std::string::npos ? fname : fname.substr(slash + 1)) + ":" + std::to_string(line) +
+             " in " + (name ? name : "?") + "\n";
+      std::string text = dyn::source_line(fname, line);
+      if (!text.empty()) out += "      " + text + "\n";
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  return out;
+}
+
+void Interpreter::write(const std::string& s) {
+  PyObject* out = PySys_GetObject("stdout");
+  if (!out || out == Py_None) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (str) {
+    PyObject* r = PyObject_CallMethod(out, "write", "O", str);
+    Py_XDECREF(r);
+    Py_DECREF(str);
+  }
+  PyObject* r = PyObject_CallMethod(out, "flush", nullptr);
+  Py_XDECREF(r);
+  PyErr_Clear();
+}
+
+void Interpreter::write_err(const std::string& s) {
+  PyObject* out = PySys_GetObject("stdout");
+  if (out && out != Py_None) {
+    PyObject* r = PyObject_CallMethod(out, "flush", nullptr);  // keep the order of both streams
+    Py_XDECREF(r);
+  }
+  PyObject* err = PySys_GetObject("stderr");
+  if (!err || err == Py_None) {
+    std::fwrite(s.data(), 1, s.size(), stderr);
+    return;
+  }
+  PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (str) {
+    PyObject* r = PyObject_CallMethod(err, "write", "O", str);
+    Py_XDECREF(r);
+    Py_DECREF(str);
+  }
+  PyObject* r = PyObject_CallMethod(err, "flush", nullptr);
+  Py_XDECREF(r);
+  PyErr_Clear();
+}
+
+int Interpreter::run_script(const std::string& path, const std::vector<std::string>& args) {
+  PyObject* argv = PyList_New(0);
+  PyObject* p = PyUnicode_DecodeFSDefault(path.c_str());
+  PyList_Append(argv, p);
+  Py_DECREF(p);
+  for (const auto& a : args) {
+    PyObject* s = PyUnicode_DecodeFSDefault(a.c_str());
+    PyList_Append(argv, s);
+    Py_DECREF(s);
+  }
+  PySys_SetObject("argv", argv);
+  Py_DECREF(argv);
+  // A run starts from a clean capture state, so graph ids read f[0] as in the first run.
+  PyObject* r = PyRun_String("import dyn.debug as _d; _d.reset(); del _d", Py_file_input, main_dict(), main_dict());
+  if (!r) return status_of_pending_error();
+  Py_DECREF(r);
+  return run_file(path);
+}
+
+bool Interpreter::error_pending() const { return PyErr_Occurred() != nullptr; }
 
 }  // namespace dyn::repl

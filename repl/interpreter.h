@@ -1,5 +1,6 @@
 // The embedded CPython interpreter: one RAII object owns its lifetime.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,38 @@ class Interpreter {
   int run_source(const std::string& code, const std::string& filename);
   // One line typed by the user: an expression's value is echoed like the Python REPL does.
   int run_line(const std::string& line);
-  // A plain Python read-eval-print loop on stdin until EOF or exit().
-  int interact();
   // The status Py_FinalizeEx reports (flushing stdout may fail).
   int finalize();
 
+  // ---- REPL support ----
+  enum class Input { Complete, Incomplete, Error };
+  // Compiles one interactive input by Python's own rules (codeop) and, when complete, runs it in
+  // the current namespace, echoing an expression's value. Exceptions are printed; SystemExit
+  // (exit(), quit(), sys.exit()) sets *exit_code instead.
+  Input run_interactive(const std::string& source, std::optional<int>* exit_code);
+  // Completions of a Python name or attribute in the current namespace.
+  std::vector<std::string> complete(const std::string& text);
+  // While stopped at a breakpoint, Python runs in the innermost user frame's namespace.
+  bool enter_user_frame();
+  void leave_user_frame();
+  // The user's Python stack, innermost first: "  file:line in func" and the source line.
+  std::string user_stack();
+  // Output through sys.stdout / sys.stderr, so it interleaves with the program's own prints.
+  void write(const std::string& s);
+  void write_err(const std::string& s);
+  // :run: sys.argv, a fresh capture state (dyn.debug.reset()), then the file in __main__.
+  int run_script(const std::string& path, const std::vector<std::string>& args);
+  // For the events listener: a Python exception raised while a line ran must not leak.
+  bool error_pending() const;
+
  private:
-  int status_of_pending_error();
+  int status_of_pending_error(std::optional<int>* exit_code = nullptr);
   bool finalized_ = false;
+  struct Namespace {
+    void* globals;  // PyObject*
+    void* locals;
+  };
+  std::vector<Namespace> frames_;
 };
 
 }  // namespace dyn::repl

@@ -1,4 +1,4 @@
-// dynrepl: runs a Python script with the dyn tensor library built in, then (on a TTY) a REPL.
+// dynrepl: runs a Python script with the dyn tensor library built in, then (on a TTY) the REPL.
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include "core/blas.h"
 #include "repl/interpreter.h"
 #include "repl/options.h"
+#include "repl/session.h"
 
 namespace {
 
@@ -55,23 +56,35 @@ int main(int argc, char** argv) {
   }
   sys_argv.insert(sys_argv.end(), opt.args.begin(), opt.args.end());
 
+  bool tty = isatty(0) && isatty(1);
+  bool color = !opt.no_color && !std::getenv("NO_COLOR") && isatty(1);
   Interpreter py(argv[0], sys_argv, path0);
+  Session session(py, isatty(0), color);
+  try {
+    for (const auto& b : opt.breaks) session.add_breakpoint(b, "");
+    if (opt.events) session.open_events_file(*opt.events);
+  } catch (const CommandError& e) {
+    std::fprintf(stderr, "dynrepl: error: %s\n", e.message.c_str());
+    return 2;
+  }
+
   int status = 0;
   if (opt.script)
     status = py.run_file(*opt.script);
   else if (opt.code)
     status = py.run_source(*opt.code, "<string>");
+  if (session.quit_requested()) return session.exit_status();  // Ctrl-D or :quit while stopped
   // -e lines run even after the script failed, so a failed run can still be inspected.
   for (const auto& line : opt.exec) {
-    int s = py.run_line(line);
-    if (status == 0) status = s;
+    session.run_line(line);
+    if (session.quit_requested()) return status ? status : session.exit_status();
   }
   bool nothing_to_run = !opt.script && !opt.code && opt.exec.empty();
-  bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && isatty(0)));
+  bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && tty));
   if (repl) {
-    int s = py.interact();
+    if (tty) py.write("dynrepl: Python with dyn; :help lists the commands, Ctrl-D exits\n");
+    int s = session.loop();
     if (status == 0) status = s;
   }
-  int fin = py.finalize();
-  return status ? status : fin;
+  return status;
 }

@@ -11,6 +11,8 @@ struct Options {
   std::optional<std::string> code;    // -c CODE
   std::vector<std::string> args;      // sys.argv[1:]
   std::vector<std::string> exec;      // -e lines, in order
+  std::optional<std::string> events;  // --events FILE
+  std::vector<std::string> breaks;    // --break KIND[:FN], repeatable
   bool interactive = false;           // -i
   bool batch = false;                 // --batch
   bool no_color = false;

@@ -483,6 +483,11 @@ PyMethodDef capture_functions[] = {
 
 }  // namespace
 
+bool is_library_file(const char* filename) {
+  return filename && ((!g_package_dir.empty() && std::string(filename).rfind(g_package_dir, 0) == 0) ||
+                      std::string(filename) == "<dynrepl>");
+}
+
 bool init_capture(PyObject* m) {
   set_source_locator(locate);
   if (PyType_Ready(&CompiledStateType) < 0) return false;

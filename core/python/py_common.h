@@ -32,6 +32,8 @@ extern PyTypeObject* MaxReturnType;  // dyn.return_types.max / min: (values, ind
 bool init_tensor_type(PyObject* module);
 bool init_capture(PyObject* module);
 extern PyObject* GraphBreakError;
+// Whether a code file belongs to the dyn package (its frames are not the user's).
+bool is_library_file(const char* filename);
 
 inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == &TensorType || PyType_IsSubtype(Py_TYPE(o), &TensorType); }
 inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->t; }

@@ -1,0 +1,313 @@
+// The command table: one row per command drives dispatch, :help, completion and "did you mean".
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/capture/capture.h"
+#include "repl/session.h"
+#include "viz/dot.h"
+#include "viz/views.h"
+
+namespace dyn::repl {
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+void at_most(const Args& a, size_t n, const char* usage) {
+  if (a.size() > n) throw CommandError{fmt::format("too many arguments; usage: {}", usage)};
+}
+
+// The newest graph overall, for commands whose target is optional.
+std::string newest_graph() {
+  const auto& g = CaptureLog::get().graphs();
+  if (g.empty()) throw CommandError{"no graphs captured yet: call a dyn.compile'd function first"};
+  return g.back()->id();
+}
+
+void not_stopped_only(Session& s, const char* what) {
+  if (s.stopped()) throw CommandError{fmt::format("{} is not possible while the script is stopped; :continue first", what)};
+}
+
+void cmd_help(Session& s, const Args& a) {
+  at_most(a, 1, ":help [CMD]");
+  if (a.size() == 1) {
+    const Command* c = find_command(a[0]);
+    if (!c) {
+      std::string hint = suggest_command(a[0]);
+      throw CommandError{fmt::format("no command ':{}'{}", a[0], hint.empty() ? "" : "; " + hint)};
+    }
+    s.out(fmt::format(":{} {}\n  {}\n\n{}\n", c->name, c->args, c->summary, c->help));
+    return;
+  }
+  std::string out = "commands (:help CMD for one in full; anything else is Python):\n";
+  for (const Command& c : commands())
+    out += fmt::format("  {:<34} {}\n", fmt::format(":{} {}", c.name, c.args), c.summary);
+  s.out(out);
+}
+
+void cmd_run(Session& s, const Args& a) {
+  if (a.empty()) throw CommandError{"usage: :run FILE [args...]"};
+  not_stopped_only(s, ":run");
+  struct stat st;
+  if (stat(a[0].c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw CommandError{fmt::format("cannot run '{}': no such file", a[0])};
+  int status = s.py().run_script(a[0], Args(a.begin() + 1, a.end()));
+  if (s.quit_requested()) return;
+  if (status != 0) s.out(fmt::format("(the script ended with status {})\n", status));
+}
+
+void cmd_graphs(Session& s, const Args& a) {
+  at_most(a, 1, ":graphs [FN]");
+  s.out(viz::graphs_table(a.empty() ? "" : a[0]));
+}
+
+void cmd_graph(Session& s, const Args& a) {
+  bool verbose = false;
+  Args rest;
+  for (const std::string& x : a) {
+    if (x == "-v")
+      verbose = true;
+    else
+      rest.push_back(x);
+  }
+  at_most(rest, 1, ":graph [ID or FN] [-v]");
+  s.out(viz::graph_text(rest.empty() ? newest_graph() : rest[0], verbose));
+}
+
+void cmd_breaks(Session& s, const Args& a) {
+  at_most(a, 1, ":breaks [FN]");
+  s.out(viz::breaks_text(a.empty() ? "" : a[0]));
+}
+
+void cmd_guards(Session& s, const Args& a) {
+  at_most(a, 1, ":guards [FN]");
+  s.out(viz::guards_text(a.empty() ? "" : a[0]));
+}
+
+void cmd_why(Session& s, const Args& a) {
+  at_most(a, 1, ":why-recompile [FN]");
+  s.out(viz::why_recompile_text(a.empty() ? "" : a[0]));
+}
+
+void cmd_events(Session& s, const Args& a) {
+  at_most(a, 2, ":events [KIND] [FN]");
+  std::string kind, fn;
+  for (const std::string& x : a) {
+    if (parse_event_kind(x) && kind.empty())
+      kind = x;
+    else if (fn.empty())
+      fn = x;
+    else
+      throw CommandError{"usage: :events [KIND] [FN]"};
+  }
+  s.out(viz::events_text(kind, fn));
+}
+
+void cmd_stats(Session& s, const Args& a) {
+  at_most(a, 0, ":stats");
+  s.out(viz::stats_text());
+}
+
+void cmd_diff(Session& s, const Args& a) {
+  if (a.size() != 2) throw CommandError{"usage: :diff A B  (two graph ids like f[0].0, or two cache entries like f[0])"};
+  s.out(viz::diff_text(a[0], a[1]));
+}
+
+void cmd_dot(Session& s, const Args& a) {
+  at_most(a, 2, ":dot [ID or FN] [FILE]");
+  std::string target = a.empty() ? newest_graph() : a[0];
+  std::string text = viz::dot_text(target);
+  if (a.size() < 2) {
+    s.out(text);
+    return;
+  }
+  std::ofstream f(a[1]);
+  if (!f) throw CommandError{fmt::format("cannot write '{}'", a[1])};
+  f << text;
+  s.out(fmt::format("wrote {} ({} bytes)\n", a[1], text.size()));
+}
+
+void cmd_break(Session& s, const Args& a) {
+  if (a.empty() || a.size() > 2)
+    throw CommandError{"usage: :break KIND [FN]  (KIND: graph-break, recompile, guard-failure, compile, fallback)"};
+  const Breakpoint& bp = s.add_breakpoint(a[0], a.size() > 1 ? a[1] : "");
+  s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, event_kind_name(bp.kind),
+                    bp.fn.empty() ? "" : " of " + bp.fn));
+}
+
+void cmd_breakpoints(Session& s, const Args& a) {
+  at_most(a, 0, ":breakpoints");
+  if (s.breakpoints().empty()) {
+    s.out("no breakpoints; :break KIND [FN] sets one\n");
+    return;
+  }
+  for (const Breakpoint& bp : s.breakpoints())
+    s.out(fmt::format("{:>3}  {:<13}  {:<12}  hits {}\n", bp.id, event_kind_name(bp.kind),
+                      bp.fn.empty() ? "(any)" : bp.fn, bp.hits));
+}
+
+void cmd_delete(Session& s, const Args& a) {
+  if (a.size() != 1) throw CommandError{"usage: :delete N  (:breakpoints lists them)"};
+  int id = 0;
+  try {
+    id = std::stoi(a[0]);
+  } catch (...) {
+    throw CommandError{fmt::format("expected a breakpoint number, got '{}'", a[0])};
+  }
+  auto& bps = s.breakpoints();
+  auto it = std::find_if(bps.begin(), bps.end(), [&](const Breakpoint& b) { return b.id == id; });
+  if (it == bps.end()) throw CommandError{fmt::format("no breakpoint {}; :breakpoints lists them", id)};
+  bps.erase(it);
+  s.out(fmt::format("deleted breakpoint {}\n", id));
+}
+
+void cmd_where(Session& s, const Args& a) {
+  at_most(a, 0, ":where");
+  if (!s.stopped()) throw CommandError{"not stopped: :where shows the stack when a breakpoint stops the script"};
+  s.out(s.py().user_stack());
+}
+
+void cmd_continue(Session& s, const Args& a) {
+  at_most(a, 0, ":continue");
+  if (!s.stopped()) throw CommandError{"not stopped: nothing to continue (:break KIND sets a breakpoint)"};
+  s.request_continue();
+}
+
+void cmd_reset(Session& s, const Args& a) {
+  at_most(a, 0, ":reset");
+  not_stopped_only(s, ":reset");
+  std::optional<int> ignored;
+  s.py().run_interactive("import dyn.debug as _d; _d.reset(); del _d", &ignored);
+  s.out("forgot every graph, event, counter and cache entry\n");
+}
+
+void cmd_quit(Session& s, const Args& a) {
+  at_most(a, 0, ":quit");
+  s.request_quit(0);
+}
+
+int edit_distance(const std::string& a, const std::string& b) {
+  std::vector<int> d(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) d[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int prev = d[0];
+    d[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int t = d[j];
+      d[j] = std::min({d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = t;
+    }
+  }
+  return d[b.size()];
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"help", "[CMD]", "every command with a one-line summary; the full help of one",
+       "Without an argument, lists every command. With one (with or without ':'), shows its arguments and what it "
+       "does.",
+       CompleteWith::Commands, cmd_help},
+      {"run", "FILE [args]", "run a script in this session",
+       "Runs FILE as __main__ with sys.argv = [FILE, args...], after forgetting earlier graphs and events (as "
+       ":reset). Breakpoints stay set, so :break then :run stops the script at the event.",
+       CompleteWith::Files, cmd_run},
+      {"graphs", "[FN]", "every captured graph: id, function, entry, segment, ops, calls",
+       "One line per graph: its id FN[ENTRY].SEGMENT, the function, the cache entry, the segment, its op count, how "
+       "many calls it served, and how it ends (a graph break and where, or the return).",
+       CompleteWith::Functions, cmd_graphs},
+      {"graph", "[ID or FN] [-v]", "one graph, one node per line with its source line",
+       "Shows a graph (ID like f[0].1), every segment of a cache entry (f[0]), or of a function's newest entry (f); "
+       "without an argument the newest graph. Each node: value, dtype and shape, op, operands, and the user's "
+       "file:line and source text. -v adds the callers of each node's line.",
+       CompleteWith::Graphs, cmd_graph},
+      {"breaks", "[FN]", "every graph break: where, what Python asked for, why, a hint",
+       "For each graph break: the function and cache entry, file:line with the source text, what Python asked for "
+       "(bool(), .item(), print, ...), the reason and a hint to avoid it.",
+       CompleteWith::Functions, cmd_breaks},
+      {"guards", "[FN]", "the guards of each cache entry, one per line",
+       "For each cache entry of FN (or of every compiled function): every check a call must pass to be served by it "
+       "(tensor inputs, aliasing, ops, constants, observed branch values, global state), each with its source line.",
+       CompleteWith::Functions, cmd_guards},
+      {"why-recompile", "[FN]", "for each recompile: which guard each older entry failed",
+       "For each recompile: the function, the call that triggered it and the new entry, then one line per older "
+       "entry with the first guard it failed (kind, expected vs actual), the source line, and a hint when one is "
+       "known.",
+       CompleteWith::Functions, cmd_why},
+      {"events", "[KIND] [FN]", "the event history, filterable",
+       "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "
+       "fallback; filter by kind and/or function.",
+       CompleteWith::EventKinds, cmd_events},
+      {"stats", "", "counters, time split, and functions that recompile too often",
+       "Calls, cache hits, compiles, recompiles, graph breaks, guard failures, fallbacks and graphs; time spent "
+       "tracing, replaying, compiling and executing; one line per compiled function, flagged when it recompiles "
+       "often or fell back to eager.",
+       CompleteWith::Nothing, cmd_stats},
+      {"diff", "A B", "two graphs or two cache entries side by side",
+       "A and B are graph ids (f[0].1) or cache entries (f[0]). Shows the guards that differ (entries) and, per "
+       "segment, the nodes only in A (-) and only in B (+).",
+       CompleteWith::Graphs, cmd_diff},
+      {"dot", "[ID or FN] [FILE]", "DOT text of a graph (or of an entry's segments as clusters)",
+       "Prints graphviz DOT for a graph, or for every segment of a cache entry as clusters joined by their graph "
+       "breaks; with FILE, writes it there. Render it with: dot -Tsvg FILE -o out.svg",
+       CompleteWith::Graphs, cmd_dot},
+      {"break", "KIND [FN]", "stop the running script at the next event of KIND",
+       "KIND is graph-break, recompile, guard-failure, compile or fallback (KIND:FN also works). When the event "
+       "happens the script stops inside the op call that raised it and a prompt opens in the user's frame: Python "
+       "sees its locals, :where shows the stack, lazy tensors show their pending node, :continue resumes.",
+       CompleteWith::EventKinds, cmd_break},
+      {"breakpoints", "", "list breakpoints", "Each breakpoint: number, event kind, function and how often it hit.",
+       CompleteWith::Nothing, cmd_breakpoints},
+      {"delete", "N", "remove breakpoint N", "Removes the breakpoint numbered N (see :breakpoints).",
+       CompleteWith::Nothing, cmd_delete},
+      {"where", "", "while stopped: the user's Python stack at the event",
+       "The user's frames, innermost first, each with file:line, function and source text.", CompleteWith::Nothing,
+       cmd_where},
+      {"continue", "", "while stopped: resume the script", "Leaves the stopped prompt; the script goes on where it was.",
+       CompleteWith::Nothing, cmd_continue},
+      {"reset", "", "forget caches, graphs and events",
+       "Forgets every graph, event and counter, and every compiled function's cache entries.", CompleteWith::Nothing,
+       cmd_reset},
+      {"quit", "", "leave (also Ctrl-D)", "Ends the session; while stopped, ends the script too.",
+       CompleteWith::Nothing, cmd_quit},
+  };
+  return table;
+}
+
+const Command* find_command(const std::string& name_in) {
+  std::string name = !name_in.empty() && name_in[0] == ':' ? name_in.substr(1) : name_in;
+  for (const Command& c : commands())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string suggest_command(const std::string& name_in) {
+  std::string name = !name_in.empty() && name_in[0] == ':' ? name_in.substr(1) : name_in;
+  const Command* best = nullptr;
+  int best_d = 3;
+  for (const Command& c : commands()) {
+    std::string n = c.name;
+    int d = edit_distance(name, n);
+    if (n.rfind(name, 0) == 0 && !name.empty()) d = std::min(d, 1);
+    if (d < best_d) best_d = d, best = &c;
+  }
+  return best ? fmt::format("did you mean ':{}'?", best->name) : std::string();
+}
+
+std::optional<EventKind> parse_event_kind(const std::string& s_in) {
+  std::string s = s_in;
+  std::replace(s.begin(), s.end(), '_', '-');
+  if (s == "compile") return EventKind::Compile;
+  if (s == "cache-hit") return EventKind::CacheHit;
+  if (s == "graph-break") return EventKind::GraphBreak;
+  if (s == "guard-failure") return EventKind::GuardFailure;
+  if (s == "recompile") return EventKind::Recompile;
+  if (s == "fallback") return EventKind::Fallback;
+  return std::nullopt;
+}
+
+}  // namespace dyn::repl

@@ -1,0 +1,237 @@
+// A REPL session: the read loop, breakpoints and the nested prompt of a stopped script.
+#include "repl/session.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "core/capture/capture.h"
+#include "core/error.h"
+#include "viz/json.h"
+#include "viz/views.h"
+
+namespace dyn::repl {
+
+namespace {
+
+std::string history_path() {
+  const char* home = std::getenv("HOME");
+  return home ? std::string(home) + "/.dynrepl_history" : std::string();
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> w;
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+Session::Session(Interpreter& py, bool tty, bool color)
+    : py_(py), reader_(tty, tty ? history_path() : std::string()), color_(color) {
+  reader_.set_completer([this](const std::string& line, const std::string& text) { return complete(line, text); });
+  CaptureLog::get().set_listener(&Session::on_event, this);
+}
+
+Session::~Session() {
+  CaptureLog::get().set_listener(nullptr, nullptr);
+  if (events_file_) std::fclose(events_file_);
+}
+
+void Session::error(const std::string& msg) {
+  py_.write_err(color_ ? "\x1b[31merror:\x1b[0m " + msg + "\n" : "error: " + msg + "\n");
+}
+
+void Session::request_quit(int code) {
+  quit_ = true;
+  exit_status_ = code;
+  // While stopped inside the script, leaving means unwinding it: SystemExit through the engine.
+  if (stopped()) throw ExitRequest{code};
+}
+
+const Breakpoint& Session::add_breakpoint(const std::string& kind_in, const std::string& fn_in) {
+  std::string kind = kind_in, fn = fn_in;
+  size_t colon = kind.find(':');
+  if (colon != std::string::npos && fn.empty()) {
+    fn = kind.substr(colon + 1);
+    kind = kind.substr(0, colon);
+  }
+  auto k = parse_event_kind(kind);
+  if (!k || *k == EventKind::CacheHit)
+    throw CommandError{fmt::format("unknown event kind '{}'; expected graph-break, recompile, guard-failure, "
+                                   "compile or fallback",
+                                   kind)};
+  breakpoints_.push_back(Breakpoint{next_breakpoint_++, *k, fn});
+  return breakpoints_.back();
+}
+
+void Session::open_events_file(const std::string& path) {
+  events_file_ = std::fopen(path.c_str(), "w");
+  if (!events_file_) throw CommandError{fmt::format("cannot write the events file '{}': {}", path, std::strerror(errno))};
+}
+
+void Session::on_event(const Event& e, void* self_ptr) {
+  auto* self = static_cast<Session*>(self_ptr);
+  if (self->events_file_) {
+    std::string j = viz::event_json(e) + "\n";
+    std::fwrite(j.data(), 1, j.size(), self->events_file_);
+    std::fflush(self->events_file_);
+  }
+  if (self->stopped()) return;  // no breakpoints inside a stop
+  for (Breakpoint& bp : self->breakpoints_)
+    if (bp.kind == e.kind && (bp.fn.empty() || bp.fn == e.fn)) {
+      self->stop(e, bp);
+      return;
+    }
+}
+
+void Session::stop(const Event& e, Breakpoint& bp) {
+  ++bp.hits;
+  // Nothing may sync or record while stopped: lazy tensors show their pending node.
+  EagerScope eager;
+  Capture::set_paused(true);
+  stopped_event_ = &e;
+  continue_ = false;
+  bool in_frame = py_.enter_user_frame();
+  SourceLoc top = e.where.top();
+  std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
+  std::string head = fmt::format("stopped at breakpoint {}: {} in {}", bp.id, event_kind_name(e.kind), e.fn);
+  out((color_ ? "\x1b[33m" + head + "\x1b[0m" : head) + "\n");
+  out(fmt::format("  {}\n", e.reason));
+  if (e.kind == EventKind::Recompile) {
+    for (const GuardFailure& g : e.failures)
+      out(g.entry >= 0 ? fmt::format("  {}[{}] failed {}: {}\n", e.fn, g.entry, guard_kind_name(g.kind), g.str())
+                       : fmt::format("  {}\n", g.str()));
+  } else if (e.kind == EventKind::GraphBreak) {
+    out(fmt::format("  asked for: {}\n", e.details));
+    if (!e.hint.empty()) out(fmt::format("  hint: {}\n", e.hint));
+  } else if (!e.details.empty()) {
+    out(fmt::format("  {}\n", e.details));
+  }
+  if (top.known()) out(fmt::format("  at {}{}\n", top.str(), text.empty() ? "" : "  " + text));
+  if (!in_frame) out("  (no user frame: Python runs in the main namespace)\n");
+  out("  (:where shows the stack, :continue resumes, Ctrl-D or :quit exits)\n");
+  auto leave = [&] {
+    if (in_frame) py_.leave_user_frame();
+    stopped_event_ = nullptr;
+    Capture::set_paused(false);
+  };
+  try {
+    read_loop(true);
+  } catch (...) {
+    leave();
+    throw;
+  }
+  leave();
+}
+
+void Session::run_line(const std::string& raw) {
+  std::string line = trim(raw);
+  if (pending_.empty() && !line.empty() && line[0] == ':') {
+    std::vector<std::string> words = split_words(line.substr(1));
+    if (words.empty()) {
+      error("expected a command after ':'; :help lists them");
+      return;
+    }
+    const Command* c = find_command(words[0]);
+    if (!c) {
+      std::string hint = suggest_command(words[0]);
+      error(fmt::format("unknown command ':{}'{}", words[0], hint.empty() ? "; :help lists the commands" : "; " + hint));
+      return;
+    }
+    words.erase(words.begin());
+    try {
+      c->run(*this, words);
+    } catch (const CommandError& e) {
+      error(e.message);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    return;
+  }
+  pending_ += (pending_.empty() ? "" : "\n") + raw;
+  std::optional<int> exit_code;
+  Interpreter::Input r = py_.run_interactive(pending_, &exit_code);
+  if (r == Interpreter::Input::Incomplete) return;
+  pending_.clear();
+  if (exit_code) request_quit(*exit_code);
+}
+
+void Session::read_loop(bool nested) {
+  for (;;) {
+    if (quit_) return;
+    if (nested && continue_) return;
+    std::string prompt = !pending_.empty() ? "... " : nested ? "(stopped) dynrepl> " : "dynrepl> ";
+    std::string line;
+    bool interrupted = false;
+    if (!reader_.read(prompt, &line, &interrupted)) {
+      if (reader_.tty()) out("\n");
+      pending_.clear();
+      request_quit(exit_status_);  // Ctrl-D: asks nothing
+      return;
+    }
+    if (interrupted) {
+      pending_.clear();
+      out("KeyboardInterrupt\n");
+      continue;
+    }
+    run_line(line);
+  }
+}
+
+int Session::loop() {
+  read_loop(false);
+  return exit_status_;
+}
+
+std::vector<std::string> Session::complete(const std::string& line, const std::string& text) {
+  std::vector<std::string> out;
+  std::string l = trim(line);
+  auto add_matching = [&](const std::vector<std::string>& cands, const std::string& prefix = "") {
+    for (const std::string& c : cands)
+      if ((prefix + c).rfind(text, 0) == 0) out.push_back(prefix + c);
+  };
+  if (!l.empty() && l[0] == ':') {
+    std::vector<std::string> words = split_words(l.substr(1));
+    bool first_word = words.empty() || (words.size() == 1 && line.back() != ' ');
+    if (first_word) {
+      std::vector<std::string> names;
+      for (const Command& c : commands()) names.push_back(std::string(":") + c.name);
+      add_matching(names);
+      return out;
+    }
+    const Command* c = find_command(words[0]);
+    if (!c) return out;
+    switch (c->complete) {
+      case CompleteWith::Functions: add_matching(viz::function_names()); break;
+      case CompleteWith::Graphs:
+        add_matching(viz::graph_ids());
+        add_matching(viz::function_names());
+        break;
+      case CompleteWith::EventKinds:
+        add_matching({"graph-break", "recompile", "guard-failure", "compile", "fallback"});
+        add_matching(viz::function_names());
+        break;
+      case CompleteWith::Commands: {
+        std::vector<std::string> names;
+        for (const Command& cmd : commands()) names.push_back(cmd.name);
+        add_matching(names);
+        break;
+      }
+      case CompleteWith::Files: return {"\x01files"};
+      case CompleteWith::Nothing: break;
+    }
+    return out;
+  }
+  return py_.complete(text);
+}
+
+}  // namespace dyn::repl

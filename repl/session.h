@@ -1,0 +1,97 @@
+// A REPL session: the read loop, the command table's state, breakpoints on capture events, and
+// the nested prompt that opens when the running script stops at one.
+#pragma once
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/capture/log.h"
+#include "repl/interpreter.h"
+#include "repl/line_reader.h"
+
+namespace dyn::repl {
+
+struct Breakpoint {
+  int id;
+  EventKind kind;
+  std::string fn;  // "" for any function
+  int hits = 0;
+};
+
+// A command's mistake in what the user typed; printed as "error: ..." and the session goes on.
+struct CommandError {
+  std::string message;
+};
+
+class Session {
+ public:
+  Session(Interpreter& py, bool tty, bool color);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // One line typed by the user (or given with -e): a :command or Python.
+  void run_line(const std::string& line);
+  // The top-level REPL until Ctrl-D, :quit or exit(); returns the exit status.
+  int loop();
+
+  // "KIND", "KIND:FN" or "KIND FN"; throws CommandError.
+  const Breakpoint& add_breakpoint(const std::string& kind, const std::string& fn);
+  void open_events_file(const std::string& path);  // throws CommandError
+
+  // ---- used by the commands ----
+  Interpreter& py() { return py_; }
+  void out(const std::string& s) { py_.write(s); }
+  void error(const std::string& msg);
+  bool stopped() const { return stopped_event_ != nullptr; }
+  const Event* stopped_event() const { return stopped_event_; }
+  std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
+  void request_continue() { continue_ = true; }
+  // Ends the session: from the top level, after this line; while stopped, by unwinding the script.
+  void request_quit(int code);
+  bool quit_requested() const { return quit_; }
+  int exit_status() const { return exit_status_; }
+  bool color() const { return color_; }
+
+ private:
+  static void on_event(const Event& e, void* self);
+  void stop(const Event& e, Breakpoint& bp);
+  // Reads and runs lines until EOF, :continue (nested) or a quit.
+  void read_loop(bool nested);
+  std::vector<std::string> complete(const std::string& line, const std::string& text);
+
+  Interpreter& py_;
+  LineReader reader_;
+  bool color_;
+  std::vector<Breakpoint> breakpoints_;
+  int next_breakpoint_ = 1;
+  const Event* stopped_event_ = nullptr;
+  bool continue_ = false;
+  bool quit_ = false;
+  int exit_status_ = 0;
+  std::FILE* events_file_ = nullptr;
+  std::string pending_;  // a Python block being typed over several lines
+};
+
+// ---- the command table (commands.cpp) ----
+
+enum class CompleteWith { Nothing, Functions, Graphs, EventKinds, Files, Commands };
+
+struct Command {
+  const char* name;
+  const char* args;
+  const char* summary;
+  const char* help;
+  CompleteWith complete;
+  void (*run)(Session& s, const std::vector<std::string>& args);
+};
+
+const std::vector<Command>& commands();
+// The command named (with or without ':'), or nullptr.
+const Command* find_command(const std::string& name);
+// "did you mean ':graph'?" for a mistyped command, or "".
+std::string suggest_command(const std::string& name);
+std::optional<EventKind> parse_event_kind(const std::string& s);  // "graph-break" -> GraphBreak
+
+}  // namespace dyn::repl
