@@ -152,7 +152,9 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       if (first_use[id] >= 0) line += "  # " + where_str(g.nodes[first_use[id]].where);
       out.push_back(line);
     }
-    if (g.inputs.size() > 1) out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors", g.inputs.size(), j));
+    if (g.inputs.size() > 1)
+      out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
+                                g.inputs.size(), j, g.nodes.empty() ? std::string() : where_str(g.nodes.front().where)));
     for (const Node& n : g.nodes) {
       std::string a = format_attrs(n.op, n.attrs);
       bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) || n.op == OpId::clamp ||
@@ -161,8 +163,9 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       out.push_back(fmt::format("op: {}", print_node(g, n)));
     }
     if (s.ends_in_break) {
-      if (s.observed.known)
-        out.push_back(fmt::format("branch: Python observed {} at the graph break  # {}", s.observed.str(), where_str(s.break_where)));
+      const Observation& ob = j < e.observed.size() ? e.observed[j] : s.observed;
+      if (ob.known)
+        out.push_back(fmt::format("branch: Python observed {} at the graph break  # {}", ob.str(), where_str(s.break_where)));
       else
         out.push_back(fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), where_str(s.break_where)));
     }
@@ -248,17 +251,27 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
       g.expected = std::string(dtype_name(f.entries_[e].default_dtype));
       g.actual = std::string(dtype_name(default_float_dtype()));
       g.hint = "dyn.set_default_dtype changed since the trace";
+      g.where = current_source();
       c->failures_.push_back(std::move(g));
       c->last_failed_ = e;
     }
   }
   active_ = c;
-  if (c->candidates_.empty()) {
+  if (c->candidates_.empty())
     c->switch_to_record();
-  } else {
-    c->bound_.resize(f.entries_[c->candidates_.front()].segments[0]->graph.values.size());
-  }
+  else
+    c->size_bound();
   return true;
+}
+
+void Capture::size_bound() {
+  size_t n = 0;
+  for (int e : candidates_) {
+    const Entry& entry = fn_->entries_[e];
+    if (segment_index_ < static_cast<int>(entry.segments.size()))
+      n = std::max(n, entry.segments[segment_index_]->graph.values.size());
+  }
+  bound_.assign(n, Tensor());
 }
 
 namespace {
@@ -317,6 +330,12 @@ void Capture::abort() {
       c->switch_to_record();
     }
     c->run_segment(false, nullptr, nullptr);
+    if (c->recompile_event_ >= 0) {
+      // The call that diverged raised before its trace was complete: no new entry after all, so
+      // no recompile either (its guard_failure events stay as the record of what happened).
+      log.counters().recompiles--;
+      log.erase_event(c->recompile_event_);
+    }
   } catch (...) {
     for (auto& [p, v] : c->lazies_) poison(p);
     c->lazies_.clear();
@@ -453,16 +472,22 @@ const Segment& Capture::cached_segment() const {
   return *fn_->entries_[candidates_.front()].segments[segment_index_];
 }
 
-int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f) {
+int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
+                             std::vector<std::pair<const TensorImpl*, int>>* tentative) {
   TensorImpl* p = t.impl();
   if (p->capture_ == this) return p->lazy_value_;
   auto it = inputs_.find(p);
   if (it != inputs_.end()) return it->second;
+  for (const auto& [impl, id] : *tentative)
+    if (impl == p) return id;
+  for (const auto& [impl, id] : *tentative)
+    if (id == expected) return -1;  // the trace had one tensor twice here; this call passes two
   // A tensor entering the graph for the first time: it must stand where the trace had a new input.
   if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
       bound_[expected].defined())
     return -1;
   if (!check_tensor_input(g.values[expected], t, f)) return -2;
+  tentative->push_back({p, expected});
   return expected;
 }
 
@@ -483,18 +508,31 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   }
   const Node& n = g.nodes[node_k_];
   if (n.op != op || n.inputs.size() != in.size() || (n.target >= 0) != (self != nullptr)) {
+    auto shape_of_call = [](OpId o, size_t tensors, const Attrs& at, bool inplace) {
+      std::string s = std::string(op_name(o)) + (inplace ? "_" : "");
+      s += fmt::format(" of {} tensor{}", tensors, tensors == 1 ? "" : "s");
+      if (op_def(o).cls == OpClass::Binary && at.side != ScalarSide::None) s += " and the number " + format_scalar(at.scalar);
+      return s;
+    };
     f->kind = GuardKind::Op;
-    f->what = fmt::format("op {} of segment {} changed", node_k_, segment_index_);
-    f->expected = std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "") + " at " + where_str(n.where);
-    f->actual = std::string(op_name(op)) + (self ? "_" : "");
+    f->what = n.op == op ? fmt::format("operands of {} changed (a tensor and a Python number swapped?)", op_name(op))
+                         : fmt::format("op {} of segment {} changed", node_k_, segment_index_);
+    if (n.op == op) {
+      f->expected = shape_of_call(n.op, n.inputs.size(), n.attrs, n.target >= 0) + " at " + where_str(n.where);
+      f->actual = shape_of_call(op, in.size(), a, self != nullptr);
+    } else {
+      f->expected = std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "") + " at " + where_str(n.where);
+      f->actual = std::string(op_name(op)) + (self ? "_" : "");
+    }
     f->where = current_source();
     return false;
   }
+  std::vector<std::pair<const TensorImpl*, int>> tentative;
   auto operand = [&](const Tensor& t, int expected) {
-    int v = replay_value_of(t, expected, g, f);
+    int v = replay_value_of(t, expected, g, f, &tentative);
     if (v == expected) return true;
     if (v == -2) {  // a tensor input guard failed; f is filled
-      f->where = n.where;
+      f->where = current_source();
       return false;
     }
     f->kind = GuardKind::Aliasing;
@@ -508,7 +546,7 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     };
     f->expected = label(expected);
     f->actual = label(v);
-    f->where = n.where;
+    f->where = current_source();
     return false;
   };
   // Operands first: a tensor enters the graph before the op applies its constants to it.
@@ -517,7 +555,7 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   if (self && !operand(*self, n.target)) return false;
   if (!attrs_match(n.attrs, a)) {
     explain_attrs(op, n.attrs, a, f);
-    f->where = n.where;
+    f->where = current_source();
     return false;
   }
   return true;
@@ -527,16 +565,18 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
   int e = candidates_[i];
   const Entry& entry = fn_->entries_[e];
   // If Python saw another value at an earlier break, that is why the trace went another way.
-  for (int j = 0; j < segment_index_ && j < static_cast<int>(observed_.size()); ++j) {
-    const Segment& s = *entry.segments[j];
-    if (s.observed.known && observed_[j].known && s.observed.value != observed_[j].value) {
+  for (int j = 0; j < segment_index_ && j < static_cast<int>(observed_.size()) &&
+                  j < static_cast<int>(entry.observed.size());
+       ++j) {
+    const Observation& was = entry.observed[j];
+    if (was.known && observed_[j].known && was.value != observed_[j].value) {
       f = GuardFailure{};
       f.entry = e;
       f.kind = GuardKind::Branch;
       f.what = fmt::format("value Python observed at graph break {} changed", j);
-      f.expected = s.observed.str();
+      f.expected = was.str();
       f.actual = observed_[j].str();
-      f.where = s.break_where;
+      f.where = entry.segments[j]->break_where;
       f.hint = "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
       break;
     }
@@ -579,9 +619,12 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
 void Capture::switch_to_record() {
   CaptureLog& log = CaptureLog::get();
   bool aborting = new_entry_ == -2;
-  if (last_failed_ >= 0 && segment_index_ < static_cast<int>(fn_->entries_[last_failed_].segments.size())) {
+  // The prefix comes from an entry that still matches (when the call is aborted mid-replay), else
+  // from the one that matched longest.
+  int best_entry = !candidates_.empty() ? candidates_.front() : last_failed_;
+  if (best_entry >= 0 && segment_index_ < static_cast<int>(fn_->entries_[best_entry].segments.size())) {
     // Keep what matched: the segments before this one, and this segment's first node_k_ nodes.
-    const Entry& best = fn_->entries_[last_failed_];
+    const Entry& best = fn_->entries_[best_entry];
     prefix_.assign(best.segments.begin(), best.segments.begin() + segment_index_);
     const Graph& g = best.segments[segment_index_]->graph;
     int vb = node_k_ < static_cast<int>(g.nodes.size()) ? g.nodes[node_k_].values_before
@@ -604,8 +647,8 @@ void Capture::switch_to_record() {
       seg_.nodes[k].attrs.seed = rng.first;
       seg_.nodes[k].attrs.offset = rng.second;
     }
-  } else if (last_failed_ >= 0) {
-    const Entry& best = fn_->entries_[last_failed_];
+  } else if (best_entry >= 0) {
+    const Entry& best = fn_->entries_[best_entry];
     prefix_.assign(best.segments.begin(), best.segments.end());
   }
   candidates_.clear();
@@ -685,7 +728,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
     GuardFailure f;
     f.entry = candidates_[i];
     f.kind = GuardKind::TraceEnd;
-    f.where = is_end || !where.frames.empty() ? where : current_source();
+    f.where = !where.frames.empty() ? where : current_source();
     if (node_k_ < static_cast<int>(s.graph.nodes.size())) {
       const Node& n = s.graph.nodes[node_k_];
       f.what = fmt::format("the trace runs more ops in segment {} before its next sync", segment_index_);
@@ -735,7 +778,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   rng_.clear();
   ++segment_index_;
   node_k_ = 0;
-  if (!is_end) bound_.assign(fn_->entries_[candidates_.front()].segments[segment_index_]->graph.values.size(), Tensor());
+  if (!is_end) size_bound();
 }
 
 Observation Capture::observe(BreakKind kind, const Tensor* t) {
@@ -866,6 +909,7 @@ void Capture::register_entry() {
   e.segments = prefix_;
   e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
   e.default_dtype = default_float_dtype();
+  e.observed = observed_;
   if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
@@ -899,6 +943,7 @@ void Capture::log_recompile() {
     ev.details = f.hint;
     ev.failures = {f};
     log.add(std::move(ev));
+    recompile_event_ = static_cast<int>(log.events().size()) - 1;
     return;
   }
   ev.where = failures_.back().where;
@@ -917,6 +962,7 @@ void Capture::log_recompile() {
   ev.details = lines;
   ev.failures = firsts;
   log.add(std::move(ev));
+  recompile_event_ = static_cast<int>(log.events().size()) - 1;
 }
 
 }  // namespace dyn

@@ -44,6 +44,8 @@ struct Segment {
 // A cache entry: one trace. Entries that share a prefix share its Segment objects (a trace tree).
 struct Entry {
   std::vector<std::shared_ptr<Segment>> segments;
+  // What Python saw at each graph break of this trace (segments are shared, observations are not).
+  std::vector<Observation> observed;
   std::vector<std::string> graph_ids;  // "fn[e].k" of each segment, as the log lists them
   DType default_dtype = DType::Float32;  // global state the trace depends on
   int64_t hits = 0;
@@ -144,7 +146,9 @@ class Capture {
   bool replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out);
   bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
                   GuardFailure* f);
-  int replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f);
+  // tentative: tensors this node's check already placed (a tensor passed twice to one op).
+  int replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
+                      std::vector<std::pair<const TensorImpl*, int>>* tentative);
   // The candidates that end their segment here with this kind of break (or the trace, for end).
   void replay_sync(bool is_end, BreakKind kind, const SourceStack& where, const Observation& observed);
   // No candidate is left: keep the matched prefix and record from here.
@@ -155,6 +159,8 @@ class Capture {
   void register_entry();
 
   void adopt_live(std::vector<Tensor>& slots);
+  // bound_ holds a slot for every value of every candidate's current segment.
+  void size_bound();
   void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out);
   void bind_target(Tensor& self, int value);
   Observation observe(BreakKind kind, const Tensor* t);
@@ -184,6 +190,7 @@ class Capture {
   std::vector<Tensor> bound_;      // value id -> tensor bound to a graph input of the cached segment
   std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rng_;  // node -> (seed, offset) of this call
   int last_failed_ = -1;           // the entry that matched longest
+  int recompile_event_ = -1;       // index in the log of the recompile this call announced
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
 };

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace dyn {
 
 std::string_view guard_kind_name(GuardKind k) {
@@ -73,8 +75,17 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
   return false;
 }
 
+namespace {
+// Constants compare by their bits: -0.0 is not 0.0 (x * -0.0 differs in sign), and NaN is NaN.
+bool same_constant(const Scalar& a, const Scalar& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind != Scalar::Float) return a.i == b.i;
+  return std::memcmp(&a.f, &b.f, sizeof(double)) == 0;
+}
+}  // namespace
+
 bool attrs_match(const Attrs& a, const Attrs& b) {
-  return a.scalar == b.scalar && a.scalar2 == b.scalar2 && a.scalar3 == b.scalar3 && a.dims == b.dims &&
+  return same_constant(a.scalar, b.scalar) && same_constant(a.scalar2, b.scalar2) && same_constant(a.scalar3, b.scalar3) && a.dims == b.dims &&
          a.dim == b.dim && a.i0 == b.i0 && a.i1 == b.i1 && a.i2 == b.i2 && a.dtype == b.dtype && a.side == b.side &&
          a.keepdim == b.keepdim && a.has_lo == b.has_lo && a.has_hi == b.has_hi;
 }
@@ -88,9 +99,9 @@ void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure*
     f->actual = format_scalar(y);
     f->hint = "a Python number is baked into the graph; pass it as a tensor to reuse one graph for all values";
   };
-  if (!(traced.scalar == now.scalar)) return scalar_changed(traced.scalar, now.scalar);
-  if (!(traced.scalar2 == now.scalar2)) return scalar_changed(traced.scalar2, now.scalar2);
-  if (!(traced.scalar3 == now.scalar3)) return scalar_changed(traced.scalar3, now.scalar3);
+  if (!same_constant(traced.scalar, now.scalar)) return scalar_changed(traced.scalar, now.scalar);
+  if (!same_constant(traced.scalar2, now.scalar2)) return scalar_changed(traced.scalar2, now.scalar2);
+  if (!same_constant(traced.scalar3, now.scalar3)) return scalar_changed(traced.scalar3, now.scalar3);
   f->kind = GuardKind::Op;
   f->what = fmt::format("arguments of {} changed", name);
   f->expected = format_attrs(op, traced);

@@ -362,7 +362,8 @@ DYN_FAST(f_events) {
     if (e.kind == EventKind::CacheHit) set_item(d, "count", PyLong_FromLongLong(e.count));
     if (e.kind == EventKind::GuardFailure) {
       PyObject* g = guard_dict(e.guard);
-      for (const char* k : {"guard", "what", "expected", "actual", "hint"}) PyDict_SetItemString(d, k, PyDict_GetItemString(g, k));
+      for (const char* k : {"guard", "what", "expected", "actual", "hint", "text"})
+        PyDict_SetItemString(d, k, PyDict_GetItemString(g, k));
       Py_DECREF(g);
     }
     if (e.kind == EventKind::Recompile) {
@@ -373,7 +374,8 @@ DYN_FAST(f_events) {
         Py_DECREF(g);
       }
       set_item(d, "failures", fs);
-      set_item(d, "hint", str_obj(e.failures.empty() ? std::string() : e.failures.back().hint));
+      // The oldest entry's hint: it explains why the first trace does not fit.
+      set_item(d, "hint", str_obj(e.failures.empty() ? std::string() : e.failures.front().hint));
     }
     PyList_Append(list, d);
     Py_DECREF(d);
