@@ -198,8 +198,9 @@ std::vector<std::shared_ptr<CompiledFunction>> CompiledFunction::live() {
 }
 
 std::shared_ptr<CompiledFunction> CompiledFunction::find(const std::string& name) {
-  for (auto& fn : live())
-    if (fn->name() == name) return fn;
+  auto all = live();
+  for (auto it = all.rbegin(); it != all.rend(); ++it)  // the newest: after a reset a name is reused
+    if ((*it)->name() == name) return *it;
   return nullptr;
 }
 

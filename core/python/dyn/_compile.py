@@ -31,7 +31,9 @@ def _caller_site():
 
 
 def forget_definitions():
+    """After a reset, names start afresh: a re-run script's f is f[0] again, not f#2."""
     _definitions.clear()
+    _names_in_use.clear()
 
 
 class CompiledFunction:
