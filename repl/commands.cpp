@@ -8,6 +8,8 @@
 #include "core/capture/capture.h"
 #include "repl/session.h"
 #include "viz/dot.h"
+#include "viz/render.h"
+#include "viz/report.h"
 #include "viz/views.h"
 
 namespace dyn::repl {
@@ -128,6 +130,39 @@ void cmd_dot(Session& s, const Args& a) {
   if (!f) throw CommandError{fmt::format("cannot write '{}'", a[1])};
   f << text;
   s.out(fmt::format("wrote {} ({} bytes)\n", a[1], text.size()));
+}
+
+void write_file(Session& s, const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f || !f.write(data.data(), static_cast<std::streamsize>(data.size())))
+    throw CommandError{fmt::format("cannot write '{}'", path)};
+  s.out(fmt::format("wrote {} ({} bytes)\n", path, data.size()));
+}
+
+std::string format_of(const std::string& file) {
+  size_t dot = file.rfind('.');
+  std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
+  if (ext != "svg" && ext != "png")
+    throw CommandError{fmt::format("cannot tell the picture format of '{}': name the file .svg or .png", file)};
+  return ext;
+}
+
+void cmd_render(Session& s, const Args& a) {
+  if (!a.empty() && a[0] == "--diff") {
+    if (a.size() != 4) throw CommandError{"usage: :render --diff A B FILE.svg|.png"};
+    write_file(s, a[3], viz::render(viz::dot_diff_text(a[1], a[2]), format_of(a[3])));
+    return;
+  }
+  if (a.empty() || a.size() > 2) throw CommandError{"usage: :render [ID or FN] FILE.svg|.png  or  :render --diff A B FILE"};
+  std::string file = a.back();
+  std::string fmt_ = format_of(file);
+  std::string target = a.size() == 2 ? a[0] : newest_graph();
+  write_file(s, file, viz::render(viz::dot_text(target), fmt_));
+}
+
+void cmd_report(Session& s, const Args& a) {
+  if (a.size() != 1) throw CommandError{"usage: :report FILE.html"};
+  write_file(s, a[0], viz::html_report("dynrepl report"));
 }
 
 void cmd_break(Session& s, const Args& a) {
@@ -255,6 +290,17 @@ const std::vector<Command>& commands() {
        "Prints graphviz DOT for a graph, or for every segment of a cache entry as clusters joined by their graph "
        "breaks; with FILE, writes it there. Render it with: dot -Tsvg FILE -o out.svg",
        CompleteWith::Graphs, cmd_dot},
+      {"render", "[ID or FN] FILE", "the graph as a picture: FILE.svg or FILE.png (graphviz)",
+       "Renders what :dot shows with graphviz, in process, as SVG or PNG (by the file's extension). "
+       ":render --diff A B FILE draws B with what changed since A colored: green added, orange changed (same op, "
+       "other arguments or shapes), red removed - the picture of a recompile. Graphs over 2000 nodes are not laid "
+       "out: use :graph, or :dot ID FILE.",
+       CompleteWith::Graphs, cmd_render},
+      {"report", "FILE.html", "a self-contained HTML report of everything captured",
+       "Writes one HTML file (no network, no external assets): counters and timings, every compiled function with "
+       "its cache entries, guards and recompile reasons, every graph break with its source, every graph as an "
+       "inline picture, and a table of contents. --report FILE writes it when dynrepl exits.",
+       CompleteWith::Files, cmd_report},
       {"break", "KIND [FN]", "stop the running script at the next event of KIND",
        "KIND is graph-break, recompile, guard-failure, compile or fallback (KIND:FN also works). When the event "
        "happens the script stops inside the op call that raised it and a prompt opens in the user's frame: Python "

@@ -11,6 +11,7 @@
 #include "repl/interpreter.h"
 #include "repl/options.h"
 #include "repl/session.h"
+#include "viz/report.h"
 
 namespace {
 
@@ -63,10 +64,20 @@ int main(int argc, char** argv) {
   try {
     for (const auto& b : opt.breaks) session.add_breakpoint(b, "");
     if (opt.events) session.open_events_file(*opt.events);
+    if (opt.dot_dir) session.set_dot_dir(*opt.dot_dir);
   } catch (const CommandError& e) {
     std::fprintf(stderr, "dynrepl: error: %s\n", e.message.c_str());
     return 2;
   }
+
+  // --report is written however the run ends (after the REPL, or at :quit).
+  struct ReportAtExit {
+    Session& s;
+    const std::optional<std::string>& path;
+    ~ReportAtExit() {
+      if (path) s.run_line(":report " + *path);
+    }
+  } report_at_exit{session, opt.report};
 
   int status = 0;
   if (opt.script)

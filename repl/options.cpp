@@ -19,8 +19,8 @@ po::options_description describe() {
       ("batch", "never open the REPL; exit after the script and the -e lines")
       ("no-color", "plain output")
       ("events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")
-      ("dot-dir", po::value<std::string>(), "write every compiled graph as DOT into DIR (not yet available)")
-      ("report", po::value<std::string>(), "write an HTML report at exit (not yet available)")
+      ("dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")
+      ("report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")
       ("break", po::value<std::vector<std::string>>()->composing(),
        "stop the script at the next event KIND[:FN] (graph-break, recompile, guard-failure, compile, fallback)")
       ("help,h", "show this help")
@@ -83,12 +83,10 @@ Options parse_options(int argc, char** argv) {
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());
   }
-  for (const char* later : {"dot-dir", "report"})
-    if (vm.count(later))
-      throw std::invalid_argument(std::string("option --") + later +
-                                  " is not available in this version of dynrepl yet");
   if (vm.count("exec")) o.exec = vm["exec"].as<std::vector<std::string>>();
   if (vm.count("events")) o.events = vm["events"].as<std::string>();
+  if (vm.count("dot-dir")) o.dot_dir = vm["dot-dir"].as<std::string>();
+  if (vm.count("report")) o.report = vm["report"].as<std::string>();
   if (vm.count("break")) o.breaks = vm["break"].as<std::vector<std::string>>();
   o.interactive = vm.count("interactive") > 0;
   o.batch = vm.count("batch") > 0;

@@ -13,6 +13,8 @@ struct Options {
   std::vector<std::string> exec;      // -e lines, in order
   std::optional<std::string> events;  // --events FILE
   std::vector<std::string> breaks;    // --break KIND[:FN], repeatable
+  std::optional<std::string> dot_dir;  // --dot-dir DIR
+  std::optional<std::string> report;   // --report FILE.html
   bool interactive = false;           // -i
   bool batch = false;                 // --batch
   bool no_color = false;

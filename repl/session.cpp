@@ -3,11 +3,18 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "viz/dot.h"
 #include "viz/json.h"
 #include "viz/views.h"
 
@@ -78,8 +85,28 @@ void Session::open_events_file(const std::string& path) {
   if (!events_file_) throw CommandError{fmt::format("cannot write the events file '{}': {}", path, std::strerror(errno))};
 }
 
+void Session::set_dot_dir(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0755) != 0)
+    throw CommandError{fmt::format("cannot create the DOT folder '{}': {}", dir, std::strerror(errno))};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw CommandError{fmt::format("--dot-dir '{}' is not a folder", dir)};
+  dot_dir_ = dir;
+}
+
 void Session::on_event(const Event& e, void* self_ptr) {
   auto* self = static_cast<Session*>(self_ptr);
+  if (!self->dot_dir_.empty() && e.kind == EventKind::Compile) {
+    std::string id = fmt::format("{}[{}].{}", e.fn, e.entry, e.segment);
+    std::string name = id;
+    std::replace(name.begin(), name.end(), '/', '_');
+    std::ofstream f(self->dot_dir_ + "/" + name + ".dot");
+    try {
+      f << viz::dot_text(id);
+    } catch (const Error&) {
+      // the graph record is written right after its compile event; nothing to draw yet is not an error
+    }
+  }
   if (self->events_file_) {
     std::string j = viz::event_json(e) + "\n";
     std::fwrite(j.data(), 1, j.size(), self->events_file_);

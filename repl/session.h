@@ -39,6 +39,8 @@ class Session {
   // "KIND", "KIND:FN" or "KIND FN"; throws CommandError.
   const Breakpoint& add_breakpoint(const std::string& kind, const std::string& fn);
   void open_events_file(const std::string& path);  // throws CommandError
+  // Every compiled graph is written as DIR/<graph id>.dot when it is compiled.
+  void set_dot_dir(const std::string& dir);  // throws CommandError
 
   // ---- used by the commands ----
   Interpreter& py() { return py_; }
@@ -71,6 +73,7 @@ class Session {
   bool quit_ = false;
   int exit_status_ = 0;
   std::FILE* events_file_ = nullptr;
+  std::string dot_dir_;
   std::string pending_;  // a Python block being typed over several lines
 };
 

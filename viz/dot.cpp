@@ -93,16 +93,99 @@ void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, 
 }
 
 std::string break_label(const GraphRecord& r) {
+  // A segment shared by several entries was logged with the entry that first ran it.
+  const Event* found = nullptr;
   for (const Event& e : CaptureLog::get().events())
-    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.entry == r.entry && e.segment == r.segment) {
-      SourceLoc t = e.where.top();
-      return fmt::format("graph break: {}\\n{}", dot_escape(std::string(break_kind_name(e.break_kind))),
-                         t.known() ? dot_escape(t.str()) : std::string());
+    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
+      found = &e;
+  if (!found) return "graph break";
+  SourceLoc t = found->where.top();
+  return fmt::format("graph break: {}\\n{}", dot_escape(std::string(break_kind_name(found->break_kind))),
+                     t.known() ? dot_escape(t.str()) : std::string());
+}
+
+// What a node computes, independent of value numbering: the diff compares these.
+std::string signature(const Graph& g, const Node& n) {
+  const Value& o = g.values[n.outputs[0]];
+  return fmt::format("{}{}({}) {}", op_name(n.op), n.target >= 0 ? "_" : "", format_attrs(n.op, n.attrs),
+                     meta_str(o.dtype, o.shape));
+}
+
+void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::string& p, const std::string& indent) {
+  size_t n = a.nodes.size(), m = b.nodes.size();
+  // Longest common subsequence over op names: matched nodes are the same or changed.
+  std::vector<std::vector<int>> L(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      L[i][j] = a.nodes[i].op == b.nodes[j].op ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+  std::vector<int> match_b(m, -1);
+  std::vector<bool> matched_a(n, false);
+  for (size_t i = 0, j = 0; i < n && j < m;) {
+    if (a.nodes[i].op == b.nodes[j].op) {
+      match_b[j] = static_cast<int>(i);
+      matched_a[i] = true;
+      ++i, ++j;
+    } else if (L[i + 1][j] >= L[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
     }
-  return "graph break";
+  }
+  static const char* kinds[] = {"argument", "parameter", "global/closure", "from earlier graph"};
+  for (int id : b.inputs) {
+    const Value& v = b.values[id];
+    std::string name = v.input_name.empty() ? fmt::format("%{}", id) : v.input_name;
+    out += fmt::format("{}{}v{} [shape=ellipse, label=\"{}\\n{}\\n{}\"];\n", indent, p, id, dot_escape(name),
+                       meta_str(v.dtype, v.shape), kinds[static_cast<int>(v.input_kind)]);
+  }
+  for (size_t k = 0; k < m; ++k) {
+    const Node& nb = b.nodes[k];
+    std::string sig = signature(b, nb);
+    std::string style;
+    std::string note;
+    if (match_b[k] < 0) {
+      style = ", style=filled, fillcolor=\"#c7e9c0\"";
+      note = "\\n(added)";
+    } else if (signature(a, a.nodes[match_b[k]]) != sig) {
+      style = ", style=filled, fillcolor=\"#fdd0a2\"";
+      note = "\\n(was " + dot_escape(signature(a, a.nodes[match_b[k]])) + ")";
+    }
+    SourceLoc top = nb.where.top();
+    out += fmt::format("{}{}n{} [label=\"{}{}{}\"{}];\n", indent, p, k, dot_escape(sig),
+                       top.known() ? "\\n" + dot_escape(top.str()) : std::string(), note, style);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!matched_a[i])
+      out += fmt::format("{}{}gone{} [label=\"{}\\n(removed)\", style=\"filled,dashed\", fillcolor=\"#fcbba1\", "
+                         "color=\"#cb181d\"];\n",
+                         indent, p, i, dot_escape(signature(a, a.nodes[i])));
+  auto src = [&](int v) {
+    int prod = b.values[v].producer;
+    return prod < 0 ? fmt::format("{}v{}", p, v) : fmt::format("{}n{}", p, prod);
+  };
+  for (size_t k = 0; k < m; ++k)
+    for (int i : b.nodes[k].inputs) out += fmt::format("{}{} -> {}n{};\n", indent, src(i), p, k);
 }
 
 }  // namespace
+
+std::string dot_diff_text(const std::string& a, const std::string& b) {
+  auto ga = resolve(a), gb = resolve(b);
+  std::string out = fmt::format("digraph \"{} vs {}\" {{\n", dot_escape(a), dot_escape(b));
+  out += "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
+  out += fmt::format("  label=\"{} -> {}: green added, orange changed, red removed\"; labelloc=t;\n", dot_escape(a),
+                     dot_escape(b));
+  size_t segs = std::max(ga.size(), gb.size());
+  static const Graph empty;
+  for (size_t s = 0; s < segs; ++s) {
+    const Graph& x = s < ga.size() ? ga[s]->graph : empty;
+    const Graph& y = s < gb.size() ? gb[s]->graph : empty;
+    out += fmt::format("  subgraph cluster_{} {{\n    label=\"segment {}\";\n", s, s);
+    emit_diff(out, x, y, fmt::format("s{}_", s), "    ");
+    out += "  }\n";
+  }
+  return out + "}\n";
+}
 
 std::string dot_text(const std::string& target) {
   auto graphs = resolve(target);

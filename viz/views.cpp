@@ -86,9 +86,12 @@ std::vector<const GraphRecord*> resolve(const std::string& target) {
 }
 
 std::string how_it_ends(const GraphRecord& r) {
+  // A segment shared by several entries was logged with the entry that first ran it.
+  const Event* found = nullptr;
   for (const Event& e : log().events())
-    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.entry == r.entry && e.segment == r.segment)
-      return fmt::format("graph break ({}) at {}", break_kind_name(e.break_kind), where_of(e.where));
+    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
+      found = &e;
+  if (found) return fmt::format("graph break ({}) at {}", break_kind_name(found->break_kind), where_of(found->where));
   for (const auto& other : log().graphs())
     if (other->fn == r.fn && other->entry == r.entry && other->segment == r.segment + 1) return "graph break";
   return "return";

@@ -877,7 +877,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
     GraphRecord& rec = log.graph(fn_->name(), new_entry_, segment_index_, seg->graph);
     rec.calls++;
     new_graph_ids_.push_back(rec.id());
-    if (compiled || !seg->plan) {
+    {
       if (compiled) log.counters().compiles++;
       Event c;
       c.kind = EventKind::Compile;
@@ -885,7 +885,8 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
       c.entry = new_entry_;
       c.segment = segment_index_;
       c.where = seg->graph.nodes.front().where;
-      c.reason = "new graph";
+      c.reason = compiled || !seg->plan ? "new graph"
+                                         : "new graph (structurally identical to one compiled before: its plan is reused)";
       size_t kept = seg->plan ? seg->plan->order.size() : seg->graph.nodes.size();
       c.details = fmt::format("{}: {} ops, {} after dead-code and common-subexpression elimination", rec.id(),
                               seg->graph.nodes.size(), kept);

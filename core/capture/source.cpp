@@ -30,7 +30,7 @@ void set_source_locator(SourceLocator f) { g_locator = f; }
 
 SourceStack current_source() { return g_locator ? g_locator() : SourceStack{}; }
 
-std::string source_line(const std::string& file, int line) {
+std::string source_line(const std::string& file, int line, bool strip) {
   static std::unordered_map<std::string, std::vector<std::string>> cache;
   auto it = cache.find(file);
   if (it == cache.end()) {
@@ -41,6 +41,7 @@ std::string source_line(const std::string& file, int line) {
   }
   if (line < 1 || line > static_cast<int>(it->second.size())) return {};
   const std::string& l = it->second[line - 1];
+  if (!strip) return l;
   size_t b = l.find_first_not_of(" \t");
   size_t e = l.find_last_not_of(" \t\r");
   return b == std::string::npos ? std::string() : l.substr(b, e - b + 1);

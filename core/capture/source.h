@@ -28,7 +28,8 @@ using SourceLocator = SourceStack (*)();
 void set_source_locator(SourceLocator f);
 SourceStack current_source();
 
-// The text of line `line` of `file`, stripped; empty when the file cannot be read.
-std::string source_line(const std::string& file, int line);
+// The text of line `line` of `file`, stripped (or as written, with strip=false); empty when the
+// file cannot be read.
+std::string source_line(const std::string& file, int line, bool strip = true);
 
 }  // namespace dyn

@@ -4,6 +4,8 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "viz/dot.h"
+#include "viz/render.h"
 #include "core/python/py_common.h"  // Python.h first, then the frame API
 #include <frameobject.h>
 
@@ -455,6 +457,24 @@ DYN_FAST(f_graphs) {
   DYN_CATCH
 }
 
+DYN_FAST(f_dot) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("_dot", args, nargs, kw, {"target"}, 1, a);
+  std::string s = viz::dot_text(str_arg("dot", "target", a[0]));
+  return str_obj(s);
+  DYN_CATCH
+}
+
+DYN_FAST(f_render) {
+  DYN_TRY
+  PyObject* a[2];
+  parse_args("_render", args, nargs, kw, {"target", "format"}, 2, a);
+  std::string data = viz::render(viz::dot_text(str_arg("render", "target", a[0])), str_arg("render", "format", a[1]));
+  return PyBytes_FromStringAndSize(data.data(), static_cast<Py_ssize_t>(data.size()));
+  DYN_CATCH
+}
+
 DYN_FAST(f_reset) {
   DYN_TRY
   parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
@@ -480,6 +500,8 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_counters", f_counters, "capture counters and timings"),
     DYN_ENTRY("_graphs", f_graphs, "every captured graph"),
     DYN_ENTRY("_reset", f_reset, "forget graphs, events and compiled plans"),
+    DYN_ENTRY("_dot", f_dot, "DOT text of a graph, an entry or a function's newest entry"),
+    DYN_ENTRY("_render", f_render, "a graph rendered by graphviz as 'svg' or 'png' bytes"),
     {nullptr, nullptr, 0, nullptr},
 };
 

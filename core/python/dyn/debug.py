@@ -71,6 +71,14 @@ class Graph:
         """The graph, one node per line, with the user's source line beside each node."""
         return self._text_verbose if verbose else self._text
 
+    def dot(self):
+        """The graph as graphviz DOT text."""
+        return _dyn._dot(self.id)
+
+    def render(self, format="svg"):
+        """The graph drawn by graphviz: 'svg' or 'png' bytes."""
+        return _dyn._render(self.id, format)
+
     def __repr__(self):
         return f"<Graph {self.id}: {len(self.nodes)} ops>"
 

@@ -1,14 +1,18 @@
-"""Stops while values are still lazy: the second call replays `y = x * 2`, then fails a guard."""
+"""Stops while values are still lazy: the second call replays `y = x * 2`, then fails a guard.
+
+At a `recompile` (or `guard-failure`) stop inside the second call, `y` is a pending node of the
+replayed graph: showing it must print the node, not force a sync.
+"""
 import dyn
 
 
 @dyn.compile
-def h(x, scale):
+def layer(x, scale):
     y = x * 2
     z = y * scale  # the constant guard fails here on the second call; y is still pending
     return z.relu()
 
 
-a = h(dyn.ones(4, 8), 1.0)
-b = h(dyn.ones(4, 8), 3.0)
+a = layer(dyn.ones(4, 8), 1.0)
+b = layer(dyn.ones(4, 8), 3.0)
 print("sums", a.sum().item(), b.sum().item())

@@ -1,0 +1,1 @@
+--no-color --break nosuch scripts/examples/recompiles.py

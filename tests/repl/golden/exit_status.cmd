@@ -1,0 +1,4 @@
+--no-color
+print("before")
+exit(3)
+print("not reached")

@@ -1,0 +1,7 @@
+--no-color
+:help
+:help graph
+:help :why-recompile
+:help break
+:help gaphs
+:help graph extra

@@ -1,0 +1,5 @@
+"""Prints what a script run with :run FILE ARGS sees."""
+import sys
+
+print("argv:", sys.argv)
+print("name:", __name__)
