@@ -1,6 +1,7 @@
 // Tensor: a refcounted view (shape, strides, offset, dtype) of a Storage.
 #pragma once
 #include <atomic>
+#include <memory>
 #include <utility>
 
 #include "core/dtype.h"
@@ -11,6 +12,7 @@ namespace dyn {
 
 class Capture;
 class TensorImpl;
+struct AutogradMeta;
 // A lazy tensor went away; its capture stops keeping its value (capture.cpp).
 void capture_forget(TensorImpl* impl);
 
@@ -38,6 +40,7 @@ class TensorImpl {
   int64_t offset_;  // in elements
   DType dtype_;
   bool requires_grad_ = false;
+  std::shared_ptr<AutogradMeta> autograd_;  // .grad and grad_fn, when there are any
   std::atomic<int32_t> refs_{1};
   Capture* capture_ = nullptr;  // set while lazy
   int32_t lazy_value_ = -1;     // the value id in the capture's current segment

@@ -358,6 +358,15 @@ void Capture::name_input(const Tensor& t, InputKind kind, const std::string& nam
 
 void Capture::forget(TensorImpl* impl) { lazies_.erase(impl); }
 
+Tensor Capture::alias_lazy(const Tensor& t) {
+  const TensorImpl* p = t.impl();
+  auto* impl = new TensorImpl(nullptr, p->shape_, p->strides_, p->offset_, p->dtype_);
+  impl->capture_ = this;
+  impl->lazy_value_ = p->lazy_value_;
+  lazies_.emplace(impl, p->lazy_value_);
+  return Tensor(impl);
+}
+
 // ---- recording ----
 
 int Capture::value_of(const Tensor& t) {

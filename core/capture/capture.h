@@ -121,6 +121,8 @@ class Capture {
 
   void forget(TensorImpl* impl);
   const CompiledFunction& function() const { return *fn_; }
+  // Another handle to a lazy tensor's pending value, without its history (autograd's saved values).
+  Tensor alias_lazy(const Tensor& t);
 
   // While the script is stopped at a breakpoint nothing may sync: a lazy tensor shows its
   // pending node instead, and reading its data is a user error.

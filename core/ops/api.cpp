@@ -284,6 +284,14 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) { return run(OpId
 
 Tensor masked_select(const Tensor& a, const Tensor& mask) { return run(OpId::masked_select, {a, mask}); }
 
+Tensor index_add(const Tensor& base, int64_t dim, const Tensor& idx, const Tensor& src) {
+  return run(OpId::index_add, {base, idx, src}, with_dim(dim));
+}
+
+Tensor scatter_add(const Tensor& base, int64_t dim, const Tensor& idx, const Tensor& src) {
+  return run(OpId::scatter_add, {base, idx, src}, with_dim(dim));
+}
+
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   return dispatch(OpId::cat, std::span<const Tensor>(ts.data(), ts.size()), with_dim(dim));
 }

@@ -62,6 +62,10 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::op
 Tensor index(const Tensor& a, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
 Tensor masked_select(const Tensor& a, const Tensor& mask);
+// base with src added at index along dim (index 1-D; src's dim has index's length), in index order.
+Tensor index_add(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src);
+// base with src[p] added at p with p[dim] replaced by index[p], for every p of index, in order.
+Tensor scatter_add(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 

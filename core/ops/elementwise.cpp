@@ -199,7 +199,7 @@ void infer_random(InSpan, const Attrs& a, OutMeta* m) {
 constexpr bool is_float_unary(OpId op) {
   switch (op) {
     case OpId::exp: case OpId::log: case OpId::sqrt: case OpId::rsqrt: case OpId::sin: case OpId::cos:
-    case OpId::tanh: case OpId::sigmoid: case OpId::gelu: case OpId::silu:
+    case OpId::tanh: case OpId::sigmoid: case OpId::gelu: case OpId::silu: case OpId::erf:
       return true;
     default:
       return false;
@@ -232,7 +232,7 @@ T apply_unary(T x) {
 #define DYN_CASE(n) if constexpr (Op == OpId::n) return formula::n(x);
   DYN_CASE(neg) DYN_CASE(abs) DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin)
   DYN_CASE(cos) DYN_CASE(tanh) DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor)
-  DYN_CASE(ceil)
+  DYN_CASE(ceil) DYN_CASE(erf)
 #undef DYN_CASE
   return x;
 }
@@ -428,7 +428,7 @@ void register_elementwise_ops(OpDef* t) {
   set(t, OpId::randint, infer_random, kernel_randint);
 #define DYN_U(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
   DYN_U(neg) DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh)
-  DYN_U(sigmoid) DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil)
+  DYN_U(sigmoid) DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil) DYN_U(erf)
 #undef DYN_U
 #define DYN_B(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
   DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)

@@ -27,6 +27,7 @@ template <typename T> T relu(T x) {
 }
 template <typename T> T gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
 template <typename T> T silu(T x) { return x / (T(1) + std::exp(-x)); }
+template <typename T> T erf(T x) { return std::erf(x); }
 template <typename T> T floor(T x) { if constexpr (kFloat<T>) return std::floor(x); else return x; }
 template <typename T> T ceil(T x) { if constexpr (kFloat<T>) return std::ceil(x); else return x; }
 

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <climits>
 
+#include "core/autograd/autograd.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
 
@@ -24,6 +25,7 @@ struct Table {
     register_reduce_ops(rows);
     register_shape_ops(rows);
     register_matmul_ops(rows);
+    register_derivatives(rows);
   }
 };
 
@@ -139,16 +141,24 @@ std::string format_attrs(OpId op, const Attrs& a) {
 const OpDef& op_def(OpId op) { return table().rows[static_cast<int>(op)]; }
 
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
-  if (Capture* c = Capture::active()) return c->record(op, in, a);
-  return dispatch_eager(op, in, a);
+  Capture* c = Capture::active();
+  Tensor out = c ? c->record(op, in, a) : dispatch_eager(op, in, a);
+  if (grad_enabled()) record_grad(op, in, a, std::span<const Tensor>(&out, 1));
+  return out;
 }
 
 std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a) {
-  if (Capture* c = Capture::active()) return c->record2(op, in, a);
-  return dispatch2_eager(op, in, a);
+  Capture* c = Capture::active();
+  auto out = c ? c->record2(op, in, a) : dispatch2_eager(op, in, a);
+  if (grad_enabled()) {
+    const Tensor both[2] = {out.first, out.second};
+    record_grad(op, in, a, both);
+  }
+  return out;
 }
 
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  if (grad_enabled()) check_inplace_grad(self, in);
   if (Capture* c = Capture::active()) return c->record_into(op, in, a, self);
   dispatch_into_eager(op, in, a, self);
 }
@@ -162,6 +172,7 @@ Tensor dispatch_eager(OpId op, std::span<const Tensor> in, const Attrs& a) {
   if (d.cls == OpClass::View) return in[0].as_strided(m.shape, m.strides, m.offset);
   Tensor out;
   if (d.cls != OpClass::DataDependent) out = allocate(m);
+  NoGradScope no_grad;  // ops a kernel issues inside are implementation, not user history
   d.kernel(in, a, std::span<Tensor>(&out, 1));
   return out;
 }
@@ -173,6 +184,7 @@ std::pair<Tensor, Tensor> dispatch2_eager(OpId op, std::span<const Tensor> in, c
   OutMeta m[2];
   d.infer(in, a, m);
   Tensor out[2] = {allocate(m[0]), allocate(m[1])};
+  NoGradScope no_grad;
   d.kernel(in, a, std::span<Tensor>(out, 2));
   return {out[0], out[1]};
 }
@@ -198,6 +210,7 @@ void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Te
   OutMeta m;
   d.infer(in, a, &m);
   check_into(m, self);
+  NoGradScope no_grad;
   if (m.dtype == self.dtype()) {
     d.kernel(in, a, std::span<Tensor>(&self, 1));
     return;

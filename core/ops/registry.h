@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -19,7 +20,7 @@ namespace dyn {
   X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)    \
   X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1)                      \
   X(sigmoid, Unary, 1, 1) X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1)                  \
-  X(logical_not, Unary, 1, 1) X(floor, Unary, 1, 1) X(ceil, Unary, 1, 1)                                  \
+  X(logical_not, Unary, 1, 1) X(floor, Unary, 1, 1) X(ceil, Unary, 1, 1) X(erf, Unary, 1, 1)              \
   /* binary elementwise with broadcasting; a Python scalar operand is an attribute */                     \
   X(add, Binary, 2, 1) X(sub, Binary, 2, 1) X(mul, Binary, 2, 1) X(div, Binary, 2, 1)                     \
   X(floor_divide, Binary, 2, 1) X(remainder, Binary, 2, 1) X(pow, Binary, 2, 1)                           \
@@ -38,7 +39,9 @@ namespace dyn {
   X(view, View, 1, 1) X(permute, View, 1, 1) X(expand, View, 1, 1) X(select, View, 1, 1)                  \
   X(slice, View, 1, 1) X(unsqueeze, View, 1, 1) X(squeeze, View, 1, 1)                                    \
   /* gathers and joins */                                                                                 \
-  X(index, Gather, 2, 1) X(gather, Gather, 2, 1) X(masked_select, DataDependent, 2, 1) X(cat, Join, -1, 1)
+  X(index, Gather, 2, 1) X(gather, Gather, 2, 1) X(masked_select, DataDependent, 2, 1) X(cat, Join, -1, 1)    \
+  /* accumulating scatters (autograd of index and gather): base + src added at index, in order */         \
+  X(index_add, Gather, 3, 1) X(scatter_add, Gather, 3, 1)
 
 enum class OpId : uint8_t {
 #define DYN_X(name, cls, nin, nout) name,
@@ -77,6 +80,11 @@ struct OutMeta {
   int64_t offset = 0;
 };
 
+struct GradNode;
+// The op's derivative (core/autograd/derivatives.cpp): the gradients of its inputs from those of
+// its outputs, computed with ordinary ops so a traced backward is a graph like any other.
+using BackwardFn = void (*)(const GradNode& n, std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in);
+
 using InferFn = void (*)(std::span<const Tensor> in, const Attrs& a, OutMeta* out);
 using KernelFn = void (*)(std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out);
 
@@ -87,6 +95,7 @@ struct OpDef {
   int8_t num_outputs;
   InferFn infer = nullptr;    // throws a user error on bad input; for DataDependent, dtype only
   KernelFn kernel = nullptr;  // writes outputs allocated from infer (any strides); none for views
+  BackwardFn backward = nullptr;  // none: not differentiable (bool outputs, indices, creation)
 };
 
 const OpDef& op_def(OpId op);
@@ -123,5 +132,6 @@ void register_elementwise_ops(OpDef* table);
 void register_reduce_ops(OpDef* table);
 void register_shape_ops(OpDef* table);
 void register_matmul_ops(OpDef* table);
+void register_derivatives(OpDef* table);
 
 }  // namespace dyn

@@ -343,6 +343,79 @@ void kernel_cat(InSpan in, const Attrs& a, OutSpan out) {
   }
 }
 
+// ---- index_add, scatter_add ----
+
+void infer_index_add(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& base = in[0];
+  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Index, "index_add_(): Expected dtype int64 for index");
+  DYN_CHECK(in[2].dtype() == base.dtype(), ErrorKind::Runtime, "index_add_(): self and source must have the same dtype");
+  int d = wrap_dim(a.dim, base.ndim());
+  DYN_CHECK(in[1].ndim() <= 1, ErrorKind::Index, "index_add_(): Index is supposed to be a vector");
+  DYN_CHECK(in[2].ndim() == base.ndim() && in[2].size(d) == in[1].numel(), ErrorKind::Runtime,
+            "index_add_(): source of shape {} does not match self {} with {} indices along dim {}",
+            dims_str(in[2].shape()), dims_str(base.shape()), in[1].numel(), d);
+  m->dtype = base.dtype();
+  m->shape = base.shape();
+}
+
+void kernel_index_add(InSpan in, const Attrs& a, OutSpan out) {
+  const Tensor& base = in[0];
+  int d = wrap_dim(a.dim, base.ndim());
+  std::vector<int64_t> idx = checked_indices(in[1], base.size(d), d);
+  ops::copy_(out[0], base);
+  Tensor src = ops::contiguous(in[2]);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= base.size(i);
+  for (int i = d + 1; i < base.ndim(); ++i) inner *= base.size(i);
+  int64_t n = static_cast<int64_t>(idx.size()), sd = base.size(d);
+  visit_dtype(base.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* o = out[0].data<T>();
+      const T* s = src.data<T>();
+      for (int64_t p = 0; p < outer; ++p)
+        for (int64_t k = 0; k < n; ++k)
+          for (int64_t q = 0; q < inner; ++q) o[(p * sd + idx[k]) * inner + q] += s[(p * n + k) * inner + q];
+    }
+  });
+}
+
+void infer_scatter_add(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& base = in[0];
+  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Runtime, "scatter_add(): Expected dtype int64 for index");
+  DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime, "scatter_add(): index and src must have the same shape");
+  DYN_CHECK(in[1].ndim() == base.ndim(), ErrorKind::Runtime,
+            "Index tensor must have the same number of dimensions as self tensor");
+  wrap_dim(a.dim, base.ndim());
+  m->dtype = base.dtype();
+  m->shape = base.shape();
+}
+
+void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
+  const Tensor& base = in[0];
+  int nd = base.ndim();
+  int d = wrap_dim(a.dim, nd);
+  std::vector<int64_t> idx = checked_indices(in[1], nd ? base.size(d) : 1, d);
+  ops::copy_(out[0], base);
+  Tensor src = ops::contiguous(in[2]);
+  const Dims& shape = in[1].shape();
+  visit_dtype(base.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* o = out[0].data<T>();
+      const T* s = src.data<T>();
+      const Dims& st = out[0].strides();
+      int64_t pos[kMaxDims] = {};
+      for (size_t k = 0; k < idx.size(); ++k) {
+        int64_t off = 0;
+        for (int i = 0; i < nd; ++i) off += (i == d ? idx[k] : pos[i]) * st[i];
+        o[off] += s[k];
+        for (int i = nd - 1; i >= 0 && ++pos[i] == shape[i]; --i) pos[i] = 0;
+      }
+    }
+  });
+}
+
 void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
   t[static_cast<int>(op)].infer = infer;
   t[static_cast<int>(op)].kernel = kernel;
@@ -362,6 +435,8 @@ void register_shape_ops(OpDef* t) {
   set(t, OpId::gather, infer_gather, kernel_gather);
   set(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
   set(t, OpId::cat, infer_cat, kernel_cat);
+  set(t, OpId::index_add, infer_index_add, kernel_index_add);
+  set(t, OpId::scatter_add, infer_scatter_add, kernel_scatter_add);
 }
 
 bool view_possible(const Tensor& t, const Dims& shape) { return view_strides(t, shape).has_value(); }

@@ -1,6 +1,7 @@
 // The built-in module _dyn: module functions (creation, joins, settings), dtypes, dyn.Size.
 #include <vector>
 
+#include "core/autograd/autograd.h"
 #include "core/blas.h"
 #include "core/error.h"
 #include "core/ops/api.h"
@@ -81,10 +82,7 @@ CreationKw creation_kw(const char* fn, Args args, Py_ssize_t nargs, PyObject* kw
 }
 
 PyObject* finish(Tensor t, const CreationKw& c) {
-  if (c.requires_grad) {
-    DYN_CHECK(is_floating(t.dtype()), ErrorKind::Runtime, "Only Tensors of floating point dtype can require gradients");
-    t.impl()->requires_grad_ = true;
-  }
+  if (c.requires_grad) set_requires_grad(t, true);
   return wrap(std::move(t));
 }
 
@@ -321,6 +319,22 @@ DYN_FAST(f_blas_info) {
   DYN_CATCH
 }
 
+DYN_FAST(f_is_grad_enabled) {
+  DYN_TRY
+  parse_args("is_grad_enabled", args, nargs, kw, {}, 0, nullptr);
+  return PyBool_FromLong(grad_enabled());
+  DYN_CATCH
+}
+
+DYN_FAST(f_set_grad_enabled) {
+  DYN_TRY
+  PyObject* a[1];
+  parse_args("_set_grad_enabled", args, nargs, kw, {"mode"}, 1, a);
+  set_grad_enabled(bool_arg("set_grad_enabled", "mode", a[0], true));
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
 DYN_FAST(f_is_tensor) {
   DYN_TRY
   PyObject* a[1];
@@ -357,6 +371,8 @@ PyMethodDef module_functions[] = {
     DYN_ENTRY("set_default_dtype", f_set_default_dtype, "set_default_dtype(d): dyn.float32 or dyn.float64"),
     DYN_ENTRY("blas_info", f_blas_info, "which BLAS library and kernel set matrix products use"),
     DYN_ENTRY("is_tensor", f_is_tensor, "is_tensor(obj)"),
+    DYN_ENTRY("is_grad_enabled", f_is_grad_enabled, "whether ops record gradients"),
+    DYN_ENTRY("_set_grad_enabled", f_set_grad_enabled, "turn gradient recording on or off"),
     {nullptr, nullptr, 0, nullptr},
 };
 

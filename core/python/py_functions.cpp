@@ -1,6 +1,7 @@
 // dyn.Tensor methods and dyn module functions: argument binding around the eager op API.
 #include <vector>
 
+#include "core/autograd/autograd.h"
 #include "core/blas.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
@@ -418,8 +419,27 @@ DYN_FAST(m_clone) {
 DYN_FAST(m_detach) {
   DYN_TRY
   parse_args("detach", args, nargs, kw, {}, 0, nullptr);
-  const Tensor& t = T(self);
-  return wrap(t.as_strided(t.shape(), t.strides(), t.offset()));
+  return wrap(dyn::detach(T(self)));
+  DYN_CATCH
+}
+
+DYN_FAST(m_backward) {
+  DYN_TRY
+  PyObject* a[3];
+  parse_args("backward", args, nargs, kw, {"gradient", "retain_graph", "create_graph"}, 0, a);
+  if (a[2] && a[2] != Py_False) throw_type_error("backward(create_graph=True) is not supported by dyn");
+  const Tensor* g = a[0] && a[0] != Py_None ? &tensor_arg("backward", "gradient", a[0]) : nullptr;
+  dyn::backward(T(self), g, a[1] && a[1] != Py_None && PyObject_IsTrue(a[1]));
+  Py_RETURN_NONE;
+  DYN_CATCH
+}
+
+DYN_FAST(m_grad_fn) {
+  DYN_TRY
+  parse_args("_grad_fn_name", args, nargs, kw, {}, 0, nullptr);
+  auto fn = grad_fn_of(T(self));
+  if (!fn) Py_RETURN_NONE;
+  return PyUnicode_FromString(fn->name().c_str());
   DYN_CATCH
 }
 
@@ -531,6 +551,8 @@ PyMethodDef tensor_methods[] = {
     DYN_ENTRY("tolist", m_tolist, "nested Python lists"),
     DYN_ENTRY("numpy", m_numpy, "a numpy array sharing this tensor's memory"),
     DYN_ENTRY("requires_grad_", m_requires_grad_, "set requires_grad in place"),
+    DYN_ENTRY("backward", m_backward, "backward(gradient=None, retain_graph=False): accumulate gradients into leaves' .grad"),
+    DYN_ENTRY("_grad_fn_name", m_grad_fn, "the name of the node that made this tensor, or None"),
     {nullptr, nullptr, 0, nullptr},
 };
 #undef DYN_U

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "core/autograd/autograd.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -393,7 +394,8 @@ PyObject* tp_repr(PyObject* self) {
   }
   ensure_materialized(t, BreakKind::Print, "repr()/print()");
   EagerScope eager;  // formatting takes views of data that is already there
-  std::string s = format_tensor(t, t.impl()->requires_grad_ ? "requires_grad=True" : "");
+  auto fn = grad_fn_of(t);
+  std::string s = format_tensor(t, fn ? "grad_fn=<" + fn->name() + ">" : t.impl()->requires_grad_ ? "requires_grad=True" : "");
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
   DYN_CATCH
 }
@@ -433,15 +435,69 @@ int set_requires_grad(PyObject* self, PyObject* v, void*) {
     PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
     return -1;
   }
-  const Tensor& t = unwrap(self);
-  if (v == Py_True && !is_floating(t.dtype())) {
-    PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point dtype can require gradients");
+  try {
+    dyn::set_requires_grad(unwrap(self), v == Py_True);
+  } catch (...) {
+    translate_exception();
     return -1;
   }
-  t.impl()->requires_grad_ = v == Py_True;
   return 0;
 }
-PyObject* get_none(PyObject*, void*) { Py_RETURN_NONE; }
+PyObject* get_grad(PyObject* self, void*) {
+  const Tensor& g = grad_of(unwrap(self));
+  if (!g.defined()) Py_RETURN_NONE;
+  DYN_TRY return wrap(g);
+  DYN_CATCH
+}
+int set_grad_attr(PyObject* self, PyObject* v, void*) {
+  try {
+    if (!v || v == Py_None)
+      set_grad(unwrap(self), Tensor());
+    else if (is_tensor(v))
+      set_grad(unwrap(self), unwrap(v));
+    else
+      throw_type_error("assigned grad expected to be a Tensor or None");
+  } catch (...) {
+    translate_exception();
+    return -1;
+  }
+  return 0;
+}
+PyObject* get_is_leaf(PyObject* self, void*) { return PyBool_FromLong(is_leaf(unwrap(self))); }
+
+// grad_fn: a small object naming the backward node, as torch's (repr "<MulBackward0>", .name()).
+struct PyGradFn {
+  PyObject_HEAD std::shared_ptr<GradNode> node;
+};
+void gradfn_dealloc(PyObject* self) {
+  reinterpret_cast<PyGradFn*>(self)->node.~shared_ptr();
+  Py_TYPE(self)->tp_free(self);
+}
+PyObject* gradfn_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<%s>", reinterpret_cast<PyGradFn*>(self)->node->name().c_str());
+}
+PyObject* gradfn_name(PyObject* self, PyObject*) {
+  return PyUnicode_FromString(reinterpret_cast<PyGradFn*>(self)->node->name().c_str());
+}
+PyMethodDef gradfn_methods[] = {{"name", gradfn_name, METH_NOARGS, "the node's name"}, {nullptr, nullptr, 0, nullptr}};
+PyTypeObject GradFnType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "dyn.GradFn";
+  t.tp_basicsize = sizeof(PyGradFn);
+  t.tp_dealloc = gradfn_dealloc;
+  t.tp_repr = gradfn_repr;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_methods = gradfn_methods;
+  return t;
+}();
+PyObject* get_grad_fn(PyObject* self, void*) {
+  auto fn = grad_fn_of(unwrap(self));
+  if (!fn) Py_RETURN_NONE;
+  auto* o = PyObject_New(PyGradFn, &GradFnType);
+  if (!o) return nullptr;
+  new (&o->node) std::shared_ptr<GradNode>(fn);
+  return reinterpret_cast<PyObject*>(o);
+}
 PyObject* get_device(PyObject*, void*) { return PyUnicode_FromString("cpu"); }
 
 PyGetSetDef getset[] = {
@@ -450,7 +506,9 @@ PyGetSetDef getset[] = {
     {"ndim", get_ndim, nullptr, "number of dimensions", nullptr},
     {"T", get_T, nullptr, "the tensor with its dimensions reversed", nullptr},
     {"requires_grad", get_requires_grad, set_requires_grad, "whether autograd records ops on this tensor", nullptr},
-    {"grad", get_none, nullptr, "the gradient (autograd is not built yet: always None)", nullptr},
+    {"grad", get_grad, set_grad_attr, "the gradient accumulated by backward(), or None", nullptr},
+    {"is_leaf", get_is_leaf, nullptr, "created by the user (not by an op that requires grad)", nullptr},
+    {"grad_fn", get_grad_fn, nullptr, "the backward node of the op that made this tensor, or None", nullptr},
     {"device", get_device, nullptr, "always 'cpu'", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -481,7 +539,7 @@ PyTypeObject TensorType = [] {
 }();
 
 bool init_tensor_type(PyObject* module) {
-  if (PyType_Ready(&TensorType) < 0) return false;
+  if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&GradFnType) < 0) return false;
   // numpy defers binary operators to us, as it does for torch tensors.
   PyObject* prio = PyFloat_FromDouble(1000.0);
   PyDict_SetItemString(TensorType.tp_dict, "__array_priority__", prio);

@@ -136,7 +136,8 @@ class TestMutation(Base):
 
             def forward(self, x):
                 y = x @ self.w
-                self.w.mul_(0.9)
+                with dyn.no_grad():  # parameters require grad: updates go under no_grad, as in PyTorch
+                    self.w.mul_(0.9)
                 return y
         me, mc = M(), M()
         x = data(1, 2)

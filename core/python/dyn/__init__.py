@@ -35,6 +35,55 @@ class return_types:
     min = _dyn.max_return_type
 
 
+class _GradMode:
+    def __init__(self, mode):
+        self._mode = mode
+
+    def __enter__(self):
+        self._prev = _dyn.is_grad_enabled()
+        _dyn._set_grad_enabled(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _dyn._set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with _GradMode(self._mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def no_grad():
+    """Context manager (or decorator): ops inside record no gradients."""
+    return _GradMode(False)
+
+
+def enable_grad():
+    """Context manager (or decorator): ops inside record gradients again."""
+    return _GradMode(True)
+
+
+class set_grad_enabled(_GradMode):
+    """set_grad_enabled(mode): sets grad mode now; also usable as a context manager."""
+
+    def __init__(self, mode):
+        super().__init__(mode)
+        self._prev = _dyn.is_grad_enabled()
+        _dyn._set_grad_enabled(mode)
+
+    def __enter__(self):
+        return self
+
+
+is_grad_enabled = _dyn.is_grad_enabled
+
+
 def equal(input, other):
     """True if both tensors have the same shape and elements (as torch.equal)."""
     return input.shape == other.shape and _builtins.bool((input == other).all())

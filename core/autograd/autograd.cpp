@@ -1,0 +1,231 @@
+// Reverse-mode autograd.
+//
+// Note [autograd]
+// When grad mode is on and an op's input requires grad, dispatch() records a GradNode: the op,
+// its attributes, detached aliases of its inputs and outputs (values only, so no reference
+// cycle through an output's own grad_fn), and for each input the edge its gradient flows to.
+// backward() walks the nodes reachable from the root in dependency order and calls each op's
+// derivative, which issues ordinary ops under no_grad. Inside a compile region those ops are
+// recorded like any other, so forward, backward and the optimizer's update are one trace; the
+// saved aliases of lazy tensors are lazy too and stay live until the segment runs.
+#include "core/autograd/autograd.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "core/capture/capture.h"
+#include "core/error.h"
+#include "core/ops/api.h"
+
+namespace dyn {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+
+AutogradMeta& meta(const Tensor& t) {
+  TensorImpl* p = t.impl();
+  if (!p->autograd_) p->autograd_ = std::make_shared<AutogradMeta>();
+  return *p->autograd_;
+}
+
+std::string camel(std::string_view s) {
+  std::string out;
+  bool up = true;
+  for (char c : s) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+}  // namespace
+
+std::string GradNode::name() const {
+  if (leaf.defined()) return "AccumulateGrad";
+  return camel(op_name(op)) + "Backward0";
+}
+
+bool grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool on) { t_grad_enabled = on; }
+
+bool requires_grad(const Tensor& t) { return t.defined() && t.impl()->requires_grad_; }
+
+const Tensor& grad_of(const Tensor& t) {
+  static const Tensor none;
+  return t.impl()->autograd_ ? t.impl()->autograd_->grad : none;
+}
+
+void set_grad(const Tensor& t, const Tensor& g) {
+  if (g.defined()) {
+    DYN_CHECK(g.shape() == t.shape(), ErrorKind::Runtime,
+              "assigned grad has data of a different size: expected {}, got {}", dims_str(t.shape()), dims_str(g.shape()));
+    DYN_CHECK(g.dtype() == t.dtype(), ErrorKind::Runtime, "assigned grad has data of a different type: expected {}, got {}",
+              dtype_name(t.dtype()), dtype_name(g.dtype()));
+  }
+  meta(t).grad = g;
+}
+
+std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
+  return t.impl()->autograd_ ? t.impl()->autograd_->grad_fn : nullptr;
+}
+
+bool is_leaf(const Tensor& t) { return !grad_fn_of(t); }
+
+void set_requires_grad(const Tensor& t, bool on) {
+  if (!is_leaf(t))
+    fail(ErrorKind::Runtime,
+         "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+         "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  if (on && !is_floating(t.dtype()))
+    fail(ErrorKind::Runtime, "only Tensors of floating point dtype can require gradients");
+  t.impl()->requires_grad_ = on;
+}
+
+Tensor detach(const Tensor& t) {
+  TensorImpl* p = t.impl();
+  if (p->lazy()) return p->capture_->alias_lazy(t);
+  return t.as_strided(t.shape(), t.strides(), t.offset());
+}
+
+void check_inplace_grad(const Tensor& self, std::span<const Tensor> in) {
+  if (requires_grad(self) && is_leaf(self))
+    fail(ErrorKind::Runtime,
+         "a leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
+         "`with dyn.no_grad():` (as optimizers do)");
+  bool any = requires_grad(self);
+  for (const Tensor& t : in) any = any || requires_grad(t);
+  if (any)
+    fail(ErrorKind::NotImplemented,
+         "in-place ops on tensors that take part in autograd are not supported by dyn yet; use the out-of-place op "
+         "(y = x + 1 instead of x += 1), or wrap the update in `with dyn.no_grad():`");
+}
+
+namespace {
+std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
+  AutogradMeta& m = meta(leaf);
+  if (!m.accumulator) {
+    m.accumulator = std::make_shared<GradNode>();
+    m.accumulator->leaf = leaf;
+  }
+  return m.accumulator;
+}
+}  // namespace
+
+void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
+  bool any = false;
+  for (const Tensor& t : in) any = any || requires_grad(t);
+  if (!any) return;
+  const OpDef& d = op_def(op);
+  if (!d.backward) return;  // outputs without a derivative (comparisons, indices) do not require grad
+  auto node = std::make_shared<GradNode>();
+  node->op = op;
+  node->attrs = a;
+  for (const Tensor& t : in) {
+    node->inputs.push_back(detach(t));
+    GradEdge e;
+    if (requires_grad(t)) {
+      auto fn = grad_fn_of(t);
+      if (fn) {
+        e.node = fn;
+        e.output = t.impl()->autograd_->output;
+      } else {
+        e.node = accumulator_of(t);
+      }
+    }
+    node->next.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Tensor& o = out[i];
+    if (!is_floating(o.dtype())) continue;  // integer outputs (argmax indices) carry no gradient
+    node->outputs.push_back(detach(o));
+    o.impl()->requires_grad_ = true;
+    AutogradMeta& m = meta(o);
+    m.grad_fn = node;
+    m.output = static_cast<int>(i);
+  }
+  if (node->outputs.size() < out.size())  // keep output positions aligned for multi-output ops
+    node->outputs.resize(out.size());
+}
+
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
+  if (!requires_grad(root))
+    fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
+  NoGradScope no_grad;
+  Tensor g0;
+  if (gradient && gradient->defined()) {
+    DYN_CHECK(gradient->shape() == root.shape(), ErrorKind::Runtime,
+              "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
+              dims_str(gradient->shape()), dims_str(root.shape()));
+    g0 = *gradient;
+  } else {
+    DYN_CHECK(root.numel() == 1, ErrorKind::Runtime, "grad can be implicitly created only for scalar outputs");
+    g0 = ops::full(root.shape(), Scalar::from_int(1), root.dtype());
+  }
+  std::shared_ptr<GradNode> start = is_leaf(root) ? accumulator_of(root) : grad_fn_of(root);
+  int start_output = is_leaf(root) ? 0 : root.impl()->autograd_->output;
+
+  // Dependencies: how many edges lead into each reachable node.
+  std::unordered_map<GradNode*, int> deps;
+  std::vector<GradNode*> stack = {start.get()};
+  deps[start.get()] = 0;
+  while (!stack.empty()) {
+    GradNode* n = stack.back();
+    stack.pop_back();
+    for (const GradEdge& e : n->next) {
+      if (!e.node) continue;
+      auto [it, fresh] = deps.emplace(e.node.get(), 0);
+      ++it->second;
+      if (fresh) stack.push_back(e.node.get());
+    }
+  }
+  std::unordered_map<GradNode*, std::vector<Tensor>> grads;
+  grads[start.get()].resize(std::max<size_t>(1, start->outputs.size()));
+  grads[start.get()][start_output] = g0;
+  std::vector<GradNode*> ready = {start.get()};
+  while (!ready.empty()) {
+    GradNode* n = ready.front();
+    ready.erase(ready.begin());
+    std::vector<Tensor> gout = std::move(grads[n]);
+    grads.erase(n);
+    if (n->leaf.defined()) {
+      const Tensor& g = gout.empty() ? Tensor() : gout[0];
+      if (g.defined()) {
+        Tensor gg = g.dtype() == n->leaf.dtype() ? g : ops::to_dtype(g, n->leaf.dtype());
+        const Tensor& old = grad_of(n->leaf);
+        set_grad(n->leaf, old.defined() ? ops::binary(OpId::add, old, gg) : gg);
+      }
+      continue;
+    }
+    if (n->released)
+      fail(ErrorKind::Runtime,
+           "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+           "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
+    std::vector<Tensor> gin(n->inputs.size());
+    bool any = false;
+    for (const Tensor& g : gout) any = any || g.defined();
+    if (any) op_def(n->op).backward(*n, gout, &gin);
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      const GradEdge& e = n->next[i];
+      if (!e.node) continue;
+      auto& slot = grads[e.node.get()];
+      size_t width = e.node->leaf.defined() ? 1 : std::max<size_t>(1, e.node->outputs.size());
+      if (slot.size() < width) slot.resize(width);
+      if (i < gin.size() && gin[i].defined()) {
+        Tensor& acc = slot[e.output];
+        acc = acc.defined() ? ops::binary(OpId::add, acc, gin[i]) : gin[i];
+      }
+      if (--deps[e.node.get()] == 0) ready.push_back(e.node.get());
+    }
+    if (!retain_graph) {
+      n->inputs.assign(n->inputs.size(), Tensor());
+      n->outputs.assign(n->outputs.size(), Tensor());
+      n->released = true;
+    }
+  }
+}
+
+}  // namespace dyn

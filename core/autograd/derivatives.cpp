@@ -1,0 +1,324 @@
+// The derivative of every differentiable op, registered into its row of the op table. Each one
+// computes input gradients from output gradients with ordinary ops (see Note [autograd]).
+#include <cmath>
+
+#include "core/autograd/autograd.h"
+#include "core/error.h"
+#include "core/ops/api.h"
+
+namespace dyn {
+
+namespace {
+
+using GradIn = std::vector<Tensor>*;
+using GradOut = std::span<const Tensor>;
+
+Scalar S(double v) { return Scalar::from_double(v); }
+Tensor mul(const Tensor& a, const Tensor& b) { return ops::binary(OpId::mul, a, b); }
+Tensor mul(const Tensor& a, double s) { return ops::binary(OpId::mul, a, S(s)); }
+Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(OpId::div, a, b); }
+Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(OpId::add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return ops::binary(OpId::sub, a, b); }
+Tensor neg(const Tensor& a) { return ops::unary(OpId::neg, a); }
+Tensor zeros_like(const Tensor& a) { return ops::full(a.shape(), Scalar::from_int(0), a.dtype()); }
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return ops::where(c, a, b); }
+Tensor fzeros(const Tensor& like) { return ops::full(Dims{}, Scalar::from_int(0), like.dtype()); }
+
+// The gradient of a broadcast operand: summed over the dims it was broadcast along.
+Tensor sum_to(const Tensor& g, const Dims& shape) {
+  if (g.shape() == shape) return g;
+  int lead = g.ndim() - shape.size();
+  Dims dims;
+  for (int i = 0; i < g.ndim(); ++i)
+    if (i < lead || (shape[i - lead] == 1 && g.size(i) != 1)) dims.push_back(i);
+  Tensor r = dims.empty() ? g : ops::reduce(OpId::sum, g, dims, true);
+  return ops::reshape(r, shape);
+}
+
+// Reinserts reduced dims as size 1, so a reduction's gradient broadcasts back over its input.
+Tensor unreduce(const Tensor& g, const Tensor& input, const Dims& dims, bool keepdim) {
+  if (keepdim || input.ndim() == 0) return g;
+  std::vector<bool> reduced(input.ndim(), dims.empty());
+  for (int64_t d : dims) reduced[wrap_dim(d, input.ndim())] = true;
+  Dims shape;
+  for (int i = 0; i < input.ndim(); ++i) shape.push_back(reduced[i] ? 1 : input.size(i));
+  return ops::reshape(g, shape);
+}
+
+void set(OpDef* t, OpId op, BackwardFn f) { t[static_cast<int>(op)].backward = f; }
+
+// ---- unary ----
+void d_neg(const GradNode&, GradOut g, GradIn in) { (*in)[0] = neg(g[0]); }
+void d_abs(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor z = fzeros(g[0]);
+  (*in)[0] = where(ops::binary(OpId::gt, x, S(0)), g[0], where(ops::binary(OpId::lt, x, S(0)), neg(g[0]), z));
+}
+void d_exp(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], n.outputs[0]); }
+void d_log(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], n.inputs[0]); }
+void d_sqrt(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], mul(n.outputs[0], 2.0)); }
+void d_rsqrt(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  (*in)[0] = mul(mul(g[0], -0.5), mul(mul(y, y), y));
+}
+void d_sin(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], ops::unary(OpId::cos, n.inputs[0])); }
+void d_cos(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], neg(ops::unary(OpId::sin, n.inputs[0]))); }
+void d_tanh(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  (*in)[0] = mul(g[0], ops::binary(OpId::sub, mul(y, y), S(1), true));
+}
+void d_sigmoid(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  (*in)[0] = mul(mul(g[0], ops::binary(OpId::sub, y, S(1), true)), y);
+}
+void d_relu(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = where(ops::binary(OpId::gt, n.outputs[0], S(0)), g[0], fzeros(g[0]));
+}
+void d_gelu(const GradNode& n, GradOut g, GradIn in) {
+  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+  const Tensor& x = n.inputs[0];
+  Tensor cdf = mul(ops::binary(OpId::add, ops::unary(OpId::erf, mul(x, M_SQRT1_2)), S(1)), 0.5);
+  Tensor pdf = mul(ops::unary(OpId::exp, mul(mul(x, x), -0.5)), 0.3989422804014327);
+  (*in)[0] = mul(g[0], add(cdf, mul(x, pdf)));
+}
+void d_silu(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor s = ops::unary(OpId::sigmoid, x);
+  Tensor one_minus = ops::binary(OpId::sub, s, S(1), true);
+  (*in)[0] = mul(g[0], mul(s, ops::binary(OpId::add, mul(x, one_minus), S(1))));
+}
+void d_zero(const GradNode& n, GradOut, GradIn in) { (*in)[0] = zeros_like(n.inputs[0]); }
+void d_clamp(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor keep = ops::full(x.shape(), Scalar::from_bool(true), DType::Bool);
+  if (n.attrs.has_lo) keep = ops::binary(OpId::logical_and, keep, ops::binary(OpId::ge, x, n.attrs.scalar));
+  if (n.attrs.has_hi) keep = ops::binary(OpId::logical_and, keep, ops::binary(OpId::le, x, n.attrs.scalar2));
+  (*in)[0] = where(keep, g[0], fzeros(g[0]));
+}
+void d_cast(const GradNode& n, GradOut g, GradIn in) {
+  if (is_floating(n.inputs[0].dtype())) (*in)[0] = ops::to_dtype(g[0], n.inputs[0].dtype());
+}
+
+// ---- binary: inputs[1] is absent when the other operand was a Python number ----
+bool has_b(const GradNode& n) { return n.inputs.size() == 2; }
+Tensor scalar_tensor(const GradNode& n) { return ops::full(Dims{}, n.attrs.scalar, n.outputs[0].dtype()); }
+// The two operands as the formulas see them: (a, b) in the op's order.
+std::pair<Tensor, Tensor> operands(const GradNode& n) {
+  if (has_b(n)) return {n.inputs[0], n.inputs[1]};
+  Tensor s = scalar_tensor(n);
+  return n.attrs.side == ScalarSide::Lhs ? std::make_pair(s, n.inputs[0]) : std::make_pair(n.inputs[0], s);
+}
+// Stores (ga, gb) into the tensor inputs' slots, reduced to their shapes.
+void put(const GradNode& n, GradIn in, const Tensor& ga, const Tensor& gb) {
+  if (has_b(n)) {
+    if (ga.defined()) (*in)[0] = sum_to(ga, n.inputs[0].shape());
+    if (gb.defined()) (*in)[1] = sum_to(gb, n.inputs[1].shape());
+  } else {
+    const Tensor& gt = n.attrs.side == ScalarSide::Lhs ? gb : ga;
+    if (gt.defined()) (*in)[0] = sum_to(gt, n.inputs[0].shape());
+  }
+}
+void d_add(const GradNode& n, GradOut g, GradIn in) { put(n, in, g[0], g[0]); }
+void d_sub(const GradNode& n, GradOut g, GradIn in) { put(n, in, g[0], neg(g[0])); }
+void d_mul(const GradNode& n, GradOut g, GradIn in) {
+  auto [a, b] = operands(n);
+  put(n, in, mul(g[0], b), mul(g[0], a));
+}
+void d_div(const GradNode& n, GradOut g, GradIn in) {
+  auto [a, b] = operands(n);
+  put(n, in, div(g[0], b), neg(div(mul(g[0], a), mul(b, b))));
+}
+void d_pow(const GradNode& n, GradOut g, GradIn in) {
+  auto [a, b] = operands(n);
+  // d/da a^b = b * a^(b-1); d/db a^b = a^b * log(a)
+  Tensor ga = mul(mul(g[0], b), ops::binary(OpId::pow, a, ops::binary(OpId::sub, b, S(1))));
+  Tensor gb = mul(mul(g[0], n.outputs[0]), ops::unary(OpId::log, a));
+  put(n, in, ga, gb);
+}
+void d_max_min(const GradNode& n, GradOut g, GradIn in, bool is_max) {
+  auto [a, b] = operands(n);
+  // Ties share the gradient, as in PyTorch.
+  Tensor half = mul(g[0], 0.5), z = fzeros(g[0]);
+  Tensor a_wins = ops::binary(is_max ? OpId::gt : OpId::lt, a, b);
+  Tensor tie = ops::binary(OpId::eq, a, b);
+  Tensor ga = where(a_wins, g[0], where(tie, half, z));
+  Tensor gb = where(a_wins, z, where(tie, half, g[0]));
+  put(n, in, ga, gb);
+}
+void d_maximum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, true); }
+void d_minimum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, false); }
+void d_where(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& c = n.inputs[0];
+  Tensor z = fzeros(g[0]);
+  if (is_floating(n.inputs[1].dtype())) (*in)[1] = sum_to(where(c, g[0], z), n.inputs[1].shape());
+  if (is_floating(n.inputs[2].dtype())) (*in)[2] = sum_to(where(c, z, g[0]), n.inputs[2].shape());
+}
+
+// ---- reductions ----
+void d_sum(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor gu = unreduce(g[0], x, n.attrs.dims, n.attrs.keepdim);
+  (*in)[0] = ops::contiguous(ops::expand(ops::to_dtype(gu, x.dtype()), x.shape()));
+}
+void d_mean(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  int64_t count = x.numel() / std::max<int64_t>(1, n.outputs[0].numel());
+  Tensor gu = unreduce(g[0], x, n.attrs.dims, n.attrs.keepdim);
+  (*in)[0] = ops::contiguous(ops::expand(ops::binary(OpId::div, gu, S(static_cast<double>(count))), x.shape()));
+}
+void d_amax_amin(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor y = unreduce(n.outputs[0], x, n.attrs.dims, n.attrs.keepdim);
+  Tensor gu = unreduce(g[0], x, n.attrs.dims, n.attrs.keepdim);
+  Tensor mask = ops::to_dtype(ops::binary(OpId::eq, x, y), x.dtype());
+  Tensor count = ops::reduce(OpId::sum, mask, n.attrs.dims, true);
+  (*in)[0] = div(mul(mask, gu), count);
+}
+void d_max_dim(const GradNode& n, GradOut g, GradIn in) {
+  if (!g[0].defined()) return;
+  const Tensor& x = n.inputs[0];
+  int dim = wrap_dim(n.attrs.dim, x.ndim());
+  Dims dims{dim};
+  Tensor gu = unreduce(g[0], x, dims, n.attrs.keepdim);
+  // one-hot of the indices along dim: arange(size) == index
+  Tensor idx = ops::to_dtype(unreduce(ops::argmax(x, n.attrs.dim, true, n.op == OpId::min_dim), x, dims, true), DType::Int64);
+  Dims ar_shape = Dims::filled(x.ndim(), 1);
+  ar_shape[dim] = x.size(dim);
+  Tensor ar = ops::reshape(ops::arange(Scalar::from_int(0), Scalar::from_int(x.size(dim)), Scalar::from_int(1), DType::Int64), ar_shape);
+  Tensor hot = ops::to_dtype(ops::binary(OpId::eq, ar, idx), x.dtype());
+  (*in)[0] = mul(hot, gu);
+}
+void d_softmax(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  Tensor s = ops::reduce(OpId::sum, mul(g[0], y), Dims{n.attrs.dim}, true);
+  (*in)[0] = mul(y, sub(g[0], s));
+}
+void d_log_softmax(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  Tensor s = ops::reduce(OpId::sum, g[0], Dims{n.attrs.dim}, true);
+  (*in)[0] = sub(g[0], mul(ops::unary(OpId::exp, y), s));
+}
+
+// ---- matmul ----
+void d_matmul(const GradNode& n, GradOut g, GradIn in) {
+  Tensor a = n.inputs[0], b = n.inputs[1], go = g[0];
+  bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+  if (a1) a = ops::unsqueeze(a, 0);
+  if (b1) b = ops::unsqueeze(b, 1);
+  if (a1) go = ops::unsqueeze(go, -2);
+  if (b1) go = ops::unsqueeze(go, -1);
+  Tensor ga = ops::matmul(go, ops::transpose(b, -1, -2));
+  Tensor gb = ops::matmul(ops::transpose(a, -1, -2), go);
+  ga = sum_to(ga, a.shape());
+  gb = sum_to(gb, b.shape());
+  (*in)[0] = ops::reshape(ga, n.inputs[0].shape());
+  (*in)[1] = ops::reshape(gb, n.inputs[1].shape());
+}
+
+// ---- views ----
+void d_view(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = ops::reshape(g[0], n.inputs[0].shape()); }
+void d_permute(const GradNode& n, GradOut g, GradIn in) {
+  Dims inv = Dims::filled(n.attrs.dims.size(), 0);
+  for (int i = 0; i < n.attrs.dims.size(); ++i) inv[wrap_dim(n.attrs.dims[i], n.attrs.dims.size())] = i;
+  (*in)[0] = ops::permute(g[0], inv);
+}
+void d_expand(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = sum_to(g[0], n.inputs[0].shape()); }
+void d_unsqueeze(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = ops::reshape(g[0], n.inputs[0].shape()); }
+// select/slice: the gradient goes into the selected part of zeros (an in-place write on a fresh
+// tensor: legal, and recorded like any op inside a region).
+void d_select_slice(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Tensor z = zeros_like(x);
+  Tensor part = n.op == OpId::select ? ops::select(z, n.attrs.dim, n.attrs.i0)
+                                     : ops::slice(z, n.attrs.dim, n.attrs.i0, n.attrs.i1, n.attrs.i2);
+  ops::copy_(part, g[0]);
+  (*in)[0] = z;
+}
+void d_index(const GradNode& n, GradOut g, GradIn in) {
+  // g has a.shape[:d] + index.shape + a.shape[d+1:]: flatten the index dims to one.
+  const Tensor& a = n.inputs[0];
+  const Tensor& idx = n.inputs[1];
+  int d = wrap_dim(n.attrs.dim, a.ndim());
+  Dims flat;
+  for (int i = 0; i < d; ++i) flat.push_back(a.size(i));
+  flat.push_back(idx.numel());
+  for (int i = d + 1; i < a.ndim(); ++i) flat.push_back(a.size(i));
+  Tensor g2 = ops::reshape(ops::contiguous(g[0]), flat);
+  (*in)[0] = ops::index_add(zeros_like(a), d, ops::reshape(idx, Dims{idx.numel()}), g2);
+}
+void d_erf(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], mul(ops::unary(OpId::exp, neg(mul(x, x))), 1.1283791670955126));  // 2/sqrt(pi)
+}
+void d_gather(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = ops::scatter_add(zeros_like(n.inputs[0]), n.attrs.dim, n.inputs[1], g[0]);
+}
+void d_index_add(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = g[0];
+  if (n.inputs.size() > 2) (*in)[2] = ops::index(g[0], n.attrs.dim, n.inputs[1]);
+}
+void d_cat(const GradNode& n, GradOut g, GradIn in) {
+  int dim = -1;
+  int64_t at = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Tensor& t = n.inputs[i];
+    if (t.ndim() == 1 && t.size(0) == 0 && n.inputs.size() > 1) continue;
+    if (dim < 0) dim = wrap_dim(n.attrs.dim, t.ndim());
+    if (is_floating(t.dtype())) (*in)[i] = ops::slice(g[0], dim, at, at + t.size(dim), 1);
+    at += t.size(dim);
+  }
+}
+
+}  // namespace
+
+void register_derivatives(OpDef* t) {
+  set(t, OpId::neg, d_neg);
+  set(t, OpId::abs, d_abs);
+  set(t, OpId::exp, d_exp);
+  set(t, OpId::log, d_log);
+  set(t, OpId::sqrt, d_sqrt);
+  set(t, OpId::rsqrt, d_rsqrt);
+  set(t, OpId::sin, d_sin);
+  set(t, OpId::cos, d_cos);
+  set(t, OpId::tanh, d_tanh);
+  set(t, OpId::sigmoid, d_sigmoid);
+  set(t, OpId::relu, d_relu);
+  set(t, OpId::gelu, d_gelu);
+  set(t, OpId::silu, d_silu);
+  set(t, OpId::floor, d_zero);
+  set(t, OpId::ceil, d_zero);
+  set(t, OpId::clamp, d_clamp);
+  set(t, OpId::cast, d_cast);
+  set(t, OpId::add, d_add);
+  set(t, OpId::sub, d_sub);
+  set(t, OpId::mul, d_mul);
+  set(t, OpId::div, d_div);
+  set(t, OpId::pow, d_pow);
+  set(t, OpId::maximum, d_maximum);
+  set(t, OpId::minimum, d_minimum);
+  set(t, OpId::where, d_where);
+  set(t, OpId::sum, d_sum);
+  set(t, OpId::mean, d_mean);
+  set(t, OpId::amax, d_amax_amin);
+  set(t, OpId::amin, d_amax_amin);
+  set(t, OpId::max_dim, d_max_dim);
+  set(t, OpId::min_dim, d_max_dim);
+  set(t, OpId::softmax, d_softmax);
+  set(t, OpId::log_softmax, d_log_softmax);
+  set(t, OpId::matmul, d_matmul);
+  set(t, OpId::view, d_view);
+  set(t, OpId::permute, d_permute);
+  set(t, OpId::expand, d_expand);
+  set(t, OpId::unsqueeze, d_unsqueeze);
+  set(t, OpId::squeeze, d_unsqueeze);
+  set(t, OpId::select, d_select_slice);
+  set(t, OpId::slice, d_select_slice);
+  set(t, OpId::index, d_index);
+  set(t, OpId::gather, d_gather);
+  set(t, OpId::index_add, d_index_add);
+  set(t, OpId::scatter_add, d_index_add);
+  set(t, OpId::cat, d_cat);
+  set(t, OpId::erf, d_erf);
+}
+
+}  // namespace dyn
