@@ -39,7 +39,7 @@ void cmd_help(Session& s, const Args& a) {
     const Command* c = find_command(a[0]);
     if (!c) {
       std::string hint = suggest_command(a[0]);
-      throw CommandError{fmt::format("no command ':{}'{}", a[0], hint.empty() ? "" : "; " + hint)};
+      throw CommandError{fmt::format("no command ':{}'; {}", a[0], hint.empty() ? ":help lists the commands" : hint)};
     }
     s.out(fmt::format(":{} {}\n  {}\n\n{}\n", c->name, c->args, c->summary, c->help));
     return;
@@ -54,8 +54,9 @@ void cmd_run(Session& s, const Args& a) {
   if (a.empty()) throw CommandError{"usage: :run FILE [args...]"};
   not_stopped_only(s, ":run");
   struct stat st;
-  if (stat(a[0].c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw CommandError{fmt::format("cannot run '{}': no such file", a[0])};
+  if (stat(a[0].c_str(), &st) != 0) throw CommandError{fmt::format("cannot run '{}': no such file", a[0])};
+  if (S_ISDIR(st.st_mode)) throw CommandError{fmt::format("cannot run '{}': it is a folder, not a script", a[0])};
+  if (!S_ISREG(st.st_mode)) throw CommandError{fmt::format("cannot run '{}': not a regular file", a[0])};
   int status = s.py().run_script(a[0], Args(a.begin() + 1, a.end()));
   if (s.quit_requested()) return;
   if (status != 0) s.out(fmt::format("(the script ended with status {})\n", status));
@@ -169,8 +170,9 @@ void cmd_break(Session& s, const Args& a) {
   if (a.empty() || a.size() > 2)
     throw CommandError{"usage: :break KIND [FN]  (KIND: graph-break, recompile, guard-failure, compile, fallback)"};
   const Breakpoint& bp = s.add_breakpoint(a[0], a.size() > 1 ? a[1] : "");
-  s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, event_kind_name(bp.kind),
-                    bp.fn.empty() ? "" : " of " + bp.fn));
+  std::string kind(event_kind_name(bp.kind));
+  std::replace(kind.begin(), kind.end(), '_', '-');
+  s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, kind, bp.fn.empty() ? "" : " of " + bp.fn));
 }
 
 void cmd_breakpoints(Session& s, const Args& a) {
@@ -179,9 +181,11 @@ void cmd_breakpoints(Session& s, const Args& a) {
     s.out("no breakpoints; :break KIND [FN] sets one\n");
     return;
   }
-  for (const Breakpoint& bp : s.breakpoints())
-    s.out(fmt::format("{:>3}  {:<13}  {:<12}  hits {}\n", bp.id, event_kind_name(bp.kind),
-                      bp.fn.empty() ? "(any)" : bp.fn, bp.hits));
+  for (const Breakpoint& bp : s.breakpoints()) {
+    std::string kind(event_kind_name(bp.kind));
+    std::replace(kind.begin(), kind.end(), '_', '-');
+    s.out(fmt::format("{:>3}  {:<13}  {:<12}  hits {}\n", bp.id, kind, bp.fn.empty() ? "(any)" : bp.fn, bp.hits));
+  }
 }
 
 void cmd_delete(Session& s, const Args& a) {

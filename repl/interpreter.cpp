@@ -160,6 +160,14 @@ Interpreter::Input Interpreter::run_interactive(const std::string& source, std::
   }
   PyObject* code = PyObject_CallFunction(g_compiler, "sss", source.c_str(), "<stdin>", "single");
   if (!code) {
+    if (PyErr_ExceptionMatches(PyExc_SyntaxError) || PyErr_ExceptionMatches(PyExc_OverflowError) ||
+        PyErr_ExceptionMatches(PyExc_ValueError)) {
+      // Like the Python REPL: the error alone, not the frames of codeop that raised it.
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      Py_XDECREF(tb);
+      PyErr_Restore(type, value, nullptr);
+    }
     status_of_pending_error(exit_code);
     return Input::Error;
   }
@@ -181,7 +189,20 @@ Interpreter::Input Interpreter::run_interactive(const std::string& source, std::
 
 std::vector<std::string> Interpreter::complete(const std::string& text) {
   std::vector<std::string> out;
+  // rlcompleter imports Python's readline module when it can, which takes over GNU readline
+  // (completion, history) from dynrepl: hide it for the import, then put things back.
+  PyObject* modules = PySys_GetObject("modules");
+  PyObject* had = modules ? PyDict_GetItemString(modules, "readline") : nullptr;
+  Py_XINCREF(had);
+  if (modules && !PyDict_GetItemString(modules, "rlcompleter")) PyDict_SetItemString(modules, "readline", Py_None);
   PyObject* rl = PyImport_ImportModule("rlcompleter");
+  if (modules) {
+    if (had)
+      PyDict_SetItemString(modules, "readline", had);
+    else if (PyDict_GetItemString(modules, "readline") == Py_None)
+      PyDict_DelItemString(modules, "readline");
+  }
+  Py_XDECREF(had);
   if (!rl) {
     PyErr_Clear();
     return out;

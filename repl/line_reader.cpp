@@ -27,6 +27,9 @@ char** complete(const char* text, int, int) {
   rl_attempted_completion_over = 1;  // no filename completion unless the completer wants it
   if (!g_completer) return nullptr;
   g_matches = g_completer(rl_line_buffer, text);
+  rl_completion_append_character = ' ';
+  for (const std::string& m : g_matches)
+    if (!m.empty() && (m.back() == ' ' || m.back() == '(' || m.back() == '.')) rl_completion_append_character = '\0';
   if (g_matches.size() == 1 && g_matches[0] == "\x01files") {  // the completer asks for file names
     rl_attempted_completion_over = 0;
     return nullptr;

@@ -27,11 +27,44 @@ std::string history_path() {
   return home ? std::string(home) + "/.dynrepl_history" : std::string();
 }
 
+// Words separated by blanks; '...' and "..." keep blanks inside one word, as a shell does.
 std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
   std::vector<std::string> w;
-  for (std::string x; in >> x;) w.push_back(x);
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : s) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) w.push_back(cur), cur.clear(), in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) w.push_back(cur);
   return w;
+}
+
+// Where a line stops being UTF-8 text, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
+    if (n < 0 || i + n >= s.size() + (n == 0 ? 1 : 0)) return i;
+    for (int k = 1; k <= n; ++k)
+      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
+    i += n + 1;
+  }
+  return std::string::npos;
 }
 
 std::string trim(const std::string& s) {
@@ -140,6 +173,8 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   } else if (e.kind == EventKind::GraphBreak) {
     out(fmt::format("  asked for: {}\n", e.details));
     if (!e.hint.empty()) out(fmt::format("  hint: {}\n", e.hint));
+  } else if (e.kind == EventKind::GuardFailure) {
+    // the reason already says it all
   } else if (!e.details.empty()) {
     out(fmt::format("  {}\n", e.details));
   }
@@ -161,6 +196,15 @@ void Session::stop(const Event& e, Breakpoint& bp) {
 }
 
 void Session::run_line(const std::string& raw) {
+  if (raw.find('\0') != std::string::npos) {
+    error("the line contains a NUL byte and was not run; type text (Python or a :command)");
+    return;
+  }
+  if (size_t at = invalid_utf8_at(raw); at != std::string::npos) {
+    error(fmt::format("the line is not UTF-8 text (byte 0x{:02x} at column {}) and was not run; type text",
+                      static_cast<unsigned char>(raw[at]), at + 1));
+    return;
+  }
   std::string line = trim(raw);
   if (pending_.empty() && !line.empty() && line[0] == ':') {
     std::vector<std::string> words = split_words(line.substr(1));

@@ -3,7 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <regex>
+#include <algorithm>
+
 
 #include "core/capture/capture.h"
 #include "core/error.h"
@@ -30,14 +31,10 @@ namespace {
 std::vector<const GraphRecord*> resolve(const std::string& target) {
   CaptureLog& log = CaptureLog::get();
   if (const GraphRecord* r = log.find_graph(target)) return {r};
-  static const std::regex entry_re(R"((.+)\[(\d+)\])");
-  std::smatch m;
   std::string fn = target;
   int entry = -1;
-  if (std::regex_match(target, m, entry_re)) {
-    fn = m[1].str();
-    entry = std::stoi(m[2].str());
-  } else {
+  if (!parse_entry_id(target, &fn, &entry)) {
+    fn = target;
     for (const auto& r : log.graphs())
       if (r->fn == fn) entry = std::max(entry, r->entry);
   }
@@ -49,7 +46,7 @@ std::vector<const GraphRecord*> resolve(const std::string& target) {
     fail(ErrorKind::Value,
          "no graph '{}': expected a graph id like f[0].1, a cache entry like f[0] or a compiled function's name; "
          "see :graphs",
-         target);
+         target.size() > 60 ? target.substr(0, 60) + "..." : target);
   return out;
 }
 

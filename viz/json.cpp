@@ -48,6 +48,7 @@ std::string event_json(const Event& e) {
     s += fmt::format(", \"break_kind\": {}, \"hint\": {}", json_string(std::string(break_kind_name(e.break_kind))),
                      json_string(e.hint));
   if (e.kind == EventKind::GuardFailure) s += ", \"guard\": " + guard_json(e.guard);
+  if (e.kind == EventKind::CacheHit) s += fmt::format(", \"count\": {}", e.count);
   if (e.kind == EventKind::Recompile) {
     s += ", \"failures\": [";
     for (size_t i = 0; i < e.failures.size(); ++i) s += (i ? ", " : "") + guard_json(e.failures[i]);

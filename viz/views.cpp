@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "core/capture/capture.h"
@@ -63,12 +62,12 @@ void check_function(const std::string& fn) {
 
 std::vector<const GraphRecord*> resolve(const std::string& target) {
   std::vector<const GraphRecord*> out;
-  static const std::regex entry_re(R"((.+)\[(\d+)\])");
-  std::smatch m;
+  std::string fn;
+  int entry = 0;
   if (const GraphRecord* r = const_cast<CaptureLog&>(log()).find_graph(target)) return {r};
-  if (std::regex_match(target, m, entry_re)) {
+  if (parse_entry_id(target, &fn, &entry)) {
     for (const auto& r : log().graphs())
-      if (r->fn == m[1].str() && r->entry == std::stoi(m[2].str())) out.push_back(r.get());
+      if (r->fn == fn && r->entry == entry) out.push_back(r.get());
   } else {
     int newest = -1;
     for (const auto& r : log().graphs())
@@ -81,7 +80,7 @@ std::vector<const GraphRecord*> resolve(const std::string& target) {
     fail(ErrorKind::Value,
          "no graph '{}': expected a graph id like f[0].1, a cache entry like f[0] or a compiled function's name; "
          "see :graphs",
-         target);
+         target.size() > 60 ? target.substr(0, 60) + "..." : target);
   return out;
 }
 
@@ -216,11 +215,14 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
     ++i;
     if ((!kind.empty() && event_kind_name(e.kind) != kind) || (!fn.empty() && e.fn != fn)) continue;
     std::string id = e.entry >= 0 ? fmt::format("{}[{}]", e.fn, e.entry) : e.fn;
-    if (e.segment >= 0 && e.kind != EventKind::Recompile && e.kind != EventKind::CacheHit) id += "." + std::to_string(e.segment);
+    if (e.segment >= 0 && (e.kind == EventKind::Compile || e.kind == EventKind::GraphBreak))
+      id += "." + std::to_string(e.segment);
     std::string what = e.kind == EventKind::CacheHit ? fmt::format("{} x{}", id, e.count)
                        : e.kind == EventKind::Compile ? e.details
                                                       : id + ": " + e.reason;
-    rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), std::string(event_kind_name(e.kind)),
+    std::string kname(event_kind_name(e.kind));
+    std::replace(kname.begin(), kname.end(), '_', '-');
+    rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), kname,
                     where_of(e.where), what});
   }
   if (rows.size() == 1) return "no events\n";
@@ -245,7 +247,7 @@ std::string stats_text() {
       if (e.kind == EventKind::Recompile && e.fn == f->name()) ++recompiles;
     std::string flag;
     if (f->fallen_back())
-      flag = "fell back to eager: cache_limit reached (see :why-recompile " + f->name() + ")";
+      flag = "fell back to eager: cache_limit reached (see :events fallback " + f->name() + ")";
     else if (recompiles >= 2 && recompiles * 2 >= f->calls)
       flag = "recompiles often: see :why-recompile " + f->name();
     rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), std::to_string(hits),
@@ -300,11 +302,10 @@ std::vector<std::string> node_lines(const GraphRecord& r) {
 }
 
 std::vector<std::string> guard_lines_of(const std::string& entry_id) {
-  static const std::regex entry_re(R"((.+)\[(\d+)\])");
-  std::smatch m;
-  if (!std::regex_match(entry_id, m, entry_re)) return {};
-  auto f = CompiledFunction::find(m[1].str());
-  int e = std::stoi(m[2].str());
+  std::string name;
+  int e = 0;
+  if (!parse_entry_id(entry_id, &name, &e)) return {};
+  auto f = CompiledFunction::find(name);
   if (!f || e >= f->num_entries()) return {};
   return f->guard_lines(e);
 }

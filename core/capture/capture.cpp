@@ -222,9 +222,12 @@ std::string Capture::describe_pending(const TensorImpl* impl) const {
   std::string s = fmt::format("%{} {} pending", v, meta_str(val.dtype, val.shape));
   if (val.producer >= 0) {
     const Node& n = g.nodes[val.producer];
-    std::string text = print_node(g, n);
-    size_t eq = text.find(" = ");
-    s += "  # " + (eq == std::string::npos ? text : text.substr(eq + 3));
+    std::string args = format_attrs(n.op, n.attrs);
+    std::string ops;
+    for (int i : n.inputs) ops += (ops.empty() ? "%" : ", %") + std::to_string(i);
+    if (!args.empty()) ops += (ops.empty() ? "" : ", ") + args;
+    s += fmt::format(": {}({})", op_name(n.op), ops);
+    if (n.where.top().known()) s += " at " + n.where.top().str();
   }
   return s;
 }
@@ -234,7 +237,12 @@ std::string Capture::describe_pending(const TensorImpl* impl) const {
 Capture::Capture(std::shared_ptr<CompiledFunction> fn) : fn_(std::move(fn)) {}
 
 bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
-  if (active_ || fn->fallback_) return false;
+  if (active_) return false;
+  if (fn->fallback_) {  // runs eagerly, but it is still a call
+    fn->calls++;
+    CaptureLog::get().counters().calls++;
+    return false;
+  }
   auto* c = new Capture(std::move(fn));
   CompiledFunction& f = *c->fn_;
   f.calls++;

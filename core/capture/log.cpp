@@ -30,6 +30,20 @@ std::string_view break_kind_name(BreakKind k) {
   return "explicit_sync";
 }
 
+bool parse_entry_id(const std::string& s, std::string* fn, int* entry) {
+  if (s.size() < 4 || s.back() != ']') return false;
+  size_t open = s.rfind('[');
+  if (open == std::string::npos || open == 0 || open + 2 > s.size() - 1) return false;
+  int v = 0;
+  for (size_t i = open + 1; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9' || v > 100000000) return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *fn = s.substr(0, open);
+  *entry = v;
+  return true;
+}
+
 CaptureLog::CaptureLog() : start_(std::chrono::steady_clock::now()) {}
 
 CaptureLog& CaptureLog::get() {
@@ -52,6 +66,7 @@ void CaptureLog::add_coalesced(Event e) {
     Event& last = events_.back();
     if (last.kind == e.kind && last.fn == e.fn && last.entry == e.entry) {
       last.count++;
+      if (listener_) listener_(last, listener_ctx_);  // --events writes every hit, with its count
       return;
     }
   }

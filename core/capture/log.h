@@ -37,6 +37,9 @@ struct Event {
   int64_t count = 1;  // cache_hit events of one entry in a row are counted in one record
 };
 
+// "fn[3]" -> ("fn", 3); false for anything else.
+bool parse_entry_id(const std::string& s, std::string* fn, int* entry);
+
 // One compiled segment as the tools show it: id "fn[entry].segment".
 struct GraphRecord {
   std::string fn;

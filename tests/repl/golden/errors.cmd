@@ -37,6 +37,13 @@
 :why-recompile nosuch
 :breaks nosuch
 :stats x
+:breaks f g
+:guards f g
+:why-recompile f g
+:dot f x.dot extra
+:where now
+:continue now
+:events recompile compile f
 :breakpoints x
 :quit now
 print("still here")
