@@ -98,5 +98,6 @@ sync = _dyn.sync
 GraphBreakError = _dyn.GraphBreakError
 
 from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401

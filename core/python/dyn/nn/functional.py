@@ -76,6 +76,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    _tensor("rms_norm", "input", input)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    dims = tuple(range(-len(tuple(normalized_shape)), 0))
+    if eps is None:
+        eps = 1.1920928955078125e-07 if input.dtype == dyn.float32 else 2.220446049250313e-16
+    out = input * (input * input).mean(dim=dims, keepdim=True).add(eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
