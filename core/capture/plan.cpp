@@ -99,11 +99,26 @@ void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& li
   }
 }
 
+void plan_releases(const Graph& g, Plan* plan) {
+  std::vector<int> last(g.values.size(), -1);
+  for (size_t i = 0; i < plan->order.size(); ++i) {
+    const Node& n = g.nodes[plan->order[i]];
+    for (int v : n.inputs) last[plan->remap[v]] = static_cast<int>(i);
+    if (n.target >= 0) last[plan->remap[n.target]] = static_cast<int>(i);
+    for (int v : n.outputs) last[plan->remap[v]] = std::max(last[plan->remap[v]], static_cast<int>(i));
+  }
+  for (int o : g.outputs) last[plan->remap[o]] = -1;
+  plan->release.assign(plan->order.size(), {});
+  for (size_t v = 0; v < last.size(); ++v)
+    if (last[v] >= 0 && plan->remap[v] == static_cast<int>(v)) plan->release[last[v]].push_back(static_cast<int>(v));
+}
+
 std::shared_ptr<Plan> compile_plan(const Graph& g) {
   auto plan = std::make_shared<Plan>();
   plan->nodes_before = g.nodes.size();
   std::vector<bool> live = eliminate_dead_nodes(g);
   eliminate_common_subexpressions(g, live, plan.get());
+  plan_releases(g, plan.get());
   return plan;
 }
 
@@ -151,7 +166,11 @@ std::vector<Tensor> execute(const Graph& g, const Plan* plan, RunInputs r) {
     for (size_t k = 0; k < g.nodes.size(); ++k) run_node(g, static_cast<int>(k), nullptr, slots, r);
     return slots;
   }
-  for (int k : plan->order) run_node(g, k, &plan->remap, slots, r);
+  for (size_t i = 0; i < plan->order.size(); ++i) {
+    run_node(g, plan->order[i], &plan->remap, slots, r);
+    if (i < plan->release.size())
+      for (int v : plan->release[i]) slots[v].reset();
+  }
   for (size_t v = 0; v < slots.size(); ++v)
     if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
   return slots;

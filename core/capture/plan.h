@@ -12,8 +12,14 @@ namespace dyn {
 struct Plan {
   std::vector<int> order;  // node indices, program order
   std::vector<int> remap;  // value id -> the value that replaces it
+  // release[i]: values no step after order[i] reads; the executor drops them there, so memory is
+  // reused as eagerly as in eager mode instead of held until the segment ends.
+  std::vector<std::vector<int>> release;
   size_t nodes_before = 0;
 };
+
+// Fills plan->release from the last use of each value (graph outputs are never released).
+void plan_releases(const Graph& g, Plan* plan);
 
 // eliminate_dead_nodes then eliminate_common_subexpressions.
 std::shared_ptr<Plan> compile_plan(const Graph& g);
