@@ -435,8 +435,8 @@ PyObject* graph_dict(const GraphRecord& r) {
   for (int id : r.graph.inputs) {
     const Value& v = r.graph.values[id];
     static const char* kinds[] = {"argument", "parameter", "external", "materialized"};
-    PyObject* x = Py_BuildValue("{s:i,s:s,s:s}", "value", id, "kind", kinds[static_cast<int>(v.input_kind)], "name",
-                                v.input_name.c_str());
+    PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:N}", "value", id, "kind", kinds[static_cast<int>(v.input_kind)], "name",
+                                v.input_name.c_str(), "shape", make_size(v.shape));
     PyList_Append(ins, x);
     Py_DECREF(x);
   }
