@@ -17,9 +17,12 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  int64_t use_count() const { return refs_.load(std::memory_order_relaxed); }
   // An in-place op recorded in a compile region will write here when its segment runs: readers
   // must sync first.
   bool pending_writes = false;
+  // Bumped by every in-place write: autograd checks that values it saved were not changed since.
+  int64_t version = 0;
   void release();
 
  private:

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/capture/capture.h"
@@ -76,6 +77,7 @@ std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
 bool is_leaf(const Tensor& t) { return !grad_fn_of(t); }
 
 void set_requires_grad(const Tensor& t, bool on) {
+  if (!is_leaf(t) && on) return;  // it already requires grad
   if (!is_leaf(t))
     fail(ErrorKind::Runtime,
          "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
@@ -125,7 +127,11 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   node->op = op;
   node->attrs = a;
   for (const Tensor& t : in) {
-    node->inputs.push_back(detach(t));
+    // Inputs are kept as they are: they never point back to this node (only outputs could, through
+    // their grad_fn, which is why outputs are saved as detached aliases). The same handle also
+    // keeps a traced backward reading the very graph value the forward read.
+    node->inputs.push_back(t);
+    node->versions.push_back(t.storage() ? t.storage()->version : -1);
     GradEdge e;
     if (requires_grad(t)) {
       auto fn = grad_fn_of(t);
@@ -151,6 +157,26 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
     node->outputs.resize(out.size());
 }
 
+namespace {
+// The tensor a leaf's .grad becomes: its own memory (not shared with another leaf's gradient or
+// anything else), laid out like the leaf, as PyTorch does.
+Tensor own_grad(const Tensor& g, const Tensor& leaf) {
+  bool shared = g.impl()->refs_.load() > 2 || (g.storage() && g.storage()->use_count() > 1);
+  bool same_layout = g.strides() == leaf.strides();
+  if (!shared && (same_layout || leaf.is_contiguous())) return g;
+  // Order dims like the leaf's memory (outermost first), copy, and permute back.
+  int nd = leaf.ndim();
+  Dims perm;
+  for (int i = 0; i < nd; ++i) perm.push_back(i);
+  std::stable_sort(perm.data(), perm.data() + nd,
+                   [&](int64_t a, int64_t b) { return leaf.strides()[a] > leaf.strides()[b]; });
+  Dims inv = Dims::filled(nd, 0);
+  for (int i = 0; i < nd; ++i) inv[perm[i]] = i;
+  if (nd == 0 || leaf.is_contiguous()) return ops::clone(g);
+  return ops::permute(ops::clone(ops::permute(g, perm)), inv);
+}
+}  // namespace
+
 void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
   if (!requires_grad(root))
     fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
@@ -160,7 +186,7 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     DYN_CHECK(gradient->shape() == root.shape(), ErrorKind::Runtime,
               "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
               dims_str(gradient->shape()), dims_str(root.shape()));
-    g0 = *gradient;
+    g0 = ops::clone(*gradient);  // .grad must not alias the caller's tensor
   } else {
     DYN_CHECK(root.numel() == 1, ErrorKind::Runtime, "grad can be implicitly created only for scalar outputs");
     g0 = ops::full(root.shape(), Scalar::from_int(1), root.dtype());
@@ -196,7 +222,7 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       if (g.defined()) {
         Tensor gg = g.dtype() == n->leaf.dtype() ? g : ops::to_dtype(g, n->leaf.dtype());
         const Tensor& old = grad_of(n->leaf);
-        set_grad(n->leaf, old.defined() ? ops::binary(OpId::add, old, gg) : gg);
+        set_grad(n->leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, n->leaf));
       }
       continue;
     }
@@ -204,6 +230,15 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       fail(ErrorKind::Runtime,
            "Trying to backward through the graph a second time (or directly access saved tensors after they have "
            "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      Storage* st = n->inputs[i].defined() ? n->inputs[i].storage() : nullptr;
+      if (st && i < n->versions.size() && n->versions[i] >= 0 && st->version != n->versions[i])
+        fail(ErrorKind::Runtime,
+             "one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "input {} of {} is at version {}; expected version {} instead. Compute on a clone, or modify it after "
+             "backward()",
+             i, n->name(), st->version, n->versions[i]);
+    }
     std::vector<Tensor> gin(n->inputs.size());
     bool any = false;
     for (const Tensor& g : gout) any = any || g.defined();

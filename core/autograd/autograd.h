@@ -20,7 +20,8 @@ struct GradEdge {
 struct GradNode {
   OpId op;
   Attrs attrs;
-  std::vector<Tensor> inputs;   // detached aliases of the op's inputs (values, not history)
+  std::vector<Tensor> inputs;   // the op's inputs (they never point back to this node)
+  std::vector<int64_t> versions;  // their storages' versions when saved (-1: no storage yet)
   std::vector<Tensor> outputs;  // detached aliases of its outputs
   std::vector<GradEdge> next;   // per input; node == nullptr when that input needs no gradient
   Tensor leaf;                  // set for an AccumulateGrad node: the leaf whose .grad it fills

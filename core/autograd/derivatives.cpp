@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/autograd/autograd.h"
+#include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/ops/api.h"
 
@@ -130,9 +131,13 @@ void d_div(const GradNode& n, GradOut g, GradIn in) {
 }
 void d_pow(const GradNode& n, GradOut g, GradIn in) {
   auto [a, b] = operands(n);
-  // d/da a^b = b * a^(b-1); d/db a^b = a^b * log(a)
-  Tensor ga = mul(mul(g[0], b), ops::binary(OpId::pow, a, ops::binary(OpId::sub, b, S(1))));
-  Tensor gb = mul(mul(g[0], n.outputs[0]), ops::unary(OpId::log, a));
+  // d/da a^b = b * a^(b-1), 0 where b == 0; d/db a^b = a^b * log(a), 0 where a == 0 and b >= 0
+  // (PyTorch's masks: they turn 0 * inf at a zero base into the limit, 0).
+  Tensor z = fzeros(g[0]);
+  Tensor ga = where(ops::binary(OpId::eq, b, S(0)), z,
+                    mul(mul(g[0], b), ops::binary(OpId::pow, a, ops::binary(OpId::sub, b, S(1)))));
+  Tensor zero_base = ops::binary(OpId::logical_and, ops::binary(OpId::eq, a, S(0)), ops::binary(OpId::ge, b, S(0)));
+  Tensor gb = where(zero_base, z, mul(mul(g[0], n.outputs[0]), ops::unary(OpId::log, a)));
   put(n, in, ga, gb);
 }
 void d_max_min(const GradNode& n, GradOut g, GradIn in, bool is_max) {
@@ -144,6 +149,27 @@ void d_max_min(const GradNode& n, GradOut g, GradIn in, bool is_max) {
   Tensor ga = where(a_wins, g[0], where(tie, half, z));
   Tensor gb = where(a_wins, z, where(tie, half, g[0]));
   put(n, in, ga, gb);
+}
+void d_remainder(const GradNode& n, GradOut g, GradIn in) {
+  // a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b)
+  auto [a, b] = operands(n);
+  put(n, in, g[0], mul(g[0], neg(ops::unary(OpId::floor, div(a, b)))));
+}
+void d_masked_select(const GradNode& n, GradOut g, GradIn in) {
+  // The mask's data picks the positions: it is known (the op ran eagerly at its graph break).
+  const Tensor& x = n.inputs[0];
+  Dims shape = broadcast_shapes(x.shape(), n.inputs[1].shape());
+  std::vector<int64_t> pos;
+  {
+    EagerScope eager;
+    Tensor m = ops::contiguous(ops::expand(n.inputs[1], shape));
+    const bool* mp = m.data<bool>();
+    for (int64_t i = 0; i < m.numel(); ++i)
+      if (mp[i]) pos.push_back(i);
+  }
+  Tensor idx = ops::from_ints(pos, Dims{static_cast<int64_t>(pos.size())}, DType::Int64);
+  Tensor flat = ops::index_add(ops::full(Dims{numel_of(shape)}, Scalar::from_int(0), x.dtype()), 0, idx, g[0]);
+  (*in)[0] = sum_to(ops::reshape(flat, shape), x.shape());
 }
 void d_maximum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, true); }
 void d_minimum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, false); }
@@ -205,14 +231,21 @@ void d_matmul(const GradNode& n, GradOut g, GradIn in) {
   bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
   if (a1) a = ops::unsqueeze(a, 0);
   if (b1) b = ops::unsqueeze(b, 1);
-  if (a1) go = ops::unsqueeze(go, -2);
-  if (b1) go = ops::unsqueeze(go, -1);
-  Tensor ga = ops::matmul(go, ops::transpose(b, -1, -2));
-  Tensor gb = ops::matmul(ops::transpose(a, -1, -2), go);
-  ga = sum_to(ga, a.shape());
-  gb = sum_to(gb, b.shape());
-  (*in)[0] = ops::reshape(ga, n.inputs[0].shape());
-  (*in)[1] = ops::reshape(gb, n.inputs[1].shape());
+  if (a1 && b1) {
+    go = ops::reshape(go, Dims{1, 1});
+  } else {
+    if (a1) go = ops::unsqueeze(go, -2);
+    if (b1) go = ops::unsqueeze(go, -1);
+  }
+  // Only the gradients something needs (a layer's input data often needs none).
+  if (n.next[0].node) {
+    Tensor ga = sum_to(ops::matmul(go, ops::transpose(b, -1, -2)), a.shape());
+    (*in)[0] = ops::reshape(ga, n.inputs[0].shape());
+  }
+  if (n.next[1].node) {
+    Tensor gb = sum_to(ops::matmul(ops::transpose(a, -1, -2), go), b.shape());
+    (*in)[1] = ops::reshape(gb, n.inputs[1].shape());
+  }
 }
 
 // ---- views ----
@@ -255,7 +288,11 @@ void d_gather(const GradNode& n, GradOut g, GradIn in) {
 }
 void d_index_add(const GradNode& n, GradOut g, GradIn in) {
   (*in)[0] = g[0];
-  if (n.inputs.size() > 2) (*in)[2] = ops::index(g[0], n.attrs.dim, n.inputs[1]);
+  (*in)[2] = ops::index(g[0], n.attrs.dim, n.inputs[1]);
+}
+void d_scatter_add(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = g[0];
+  (*in)[2] = ops::gather(g[0], n.attrs.dim, n.inputs[1]);
 }
 void d_cat(const GradNode& n, GradOut g, GradIn in) {
   int dim = -1;
@@ -316,9 +353,11 @@ void register_derivatives(OpDef* t) {
   set(t, OpId::index, d_index);
   set(t, OpId::gather, d_gather);
   set(t, OpId::index_add, d_index_add);
-  set(t, OpId::scatter_add, d_index_add);
+  set(t, OpId::scatter_add, d_scatter_add);
   set(t, OpId::cat, d_cat);
   set(t, OpId::erf, d_erf);
+  set(t, OpId::remainder, d_remainder);
+  set(t, OpId::masked_select, d_masked_select);
 }
 
 }  // namespace dyn

@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "core/autograd/autograd.h"
+#include "core/storage.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
 
@@ -159,6 +160,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
 
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
   if (grad_enabled()) check_inplace_grad(self, in);
+  if (Storage* st = self.storage()) ++st->version;
   if (Capture* c = Capture::active()) return c->record_into(op, in, a, self);
   dispatch_into_eager(op, in, a, self);
 }
