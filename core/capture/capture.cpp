@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/autograd/autograd.h"
 #include "core/error.h"
 #include "core/ops/api.h"
 
@@ -136,7 +137,8 @@ void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
 std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
   std::vector<std::string> out;
   const Entry& e = entries_.at(entry);
-  out.push_back(fmt::format("global_state: default dtype is {}", dtype_name(e.default_dtype)));
+  out.push_back(fmt::format("global_state: default dtype is {}, grad mode {}", dtype_name(e.default_dtype),
+                            e.grad_enabled ? "enabled" : "disabled"));
   for (size_t j = 0; j < e.segments.size(); ++j) {
     const Segment& s = *e.segments[j];
     const Graph& g = s.graph;
@@ -244,26 +246,34 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
     return false;
   }
   auto* c = new Capture(std::move(fn));
+  c->grad_enabled_at_start_ = grad_enabled();
   CompiledFunction& f = *c->fn_;
   f.calls++;
   CaptureLog& log = CaptureLog::get();
   log.counters().calls++;
   c->start_ = log.now();
   for (int e = 0; e < f.num_entries(); ++e) {
-    if (f.entries_[e].default_dtype == default_float_dtype()) {
-      c->candidates_.push_back(e);
-    } else {
-      GuardFailure g;
-      g.entry = e;
-      g.kind = GuardKind::GlobalState;
+    const Entry& entry = f.entries_[e];
+    GuardFailure g;
+    g.entry = e;
+    g.kind = GuardKind::GlobalState;
+    if (entry.default_dtype != default_float_dtype()) {
       g.what = "default dtype";
-      g.expected = std::string(dtype_name(f.entries_[e].default_dtype));
+      g.expected = std::string(dtype_name(entry.default_dtype));
       g.actual = std::string(dtype_name(default_float_dtype()));
       g.hint = "dyn.set_default_dtype changed since the trace";
-      g.where = current_source();
-      c->failures_.push_back(std::move(g));
-      c->last_failed_ = e;
+    } else if (entry.grad_enabled != grad_enabled()) {
+      g.what = "grad mode";
+      g.expected = entry.grad_enabled ? "enabled" : "disabled (no_grad)";
+      g.actual = grad_enabled() ? "enabled" : "disabled (no_grad)";
+      g.hint = "the trace records (or skips) autograd history; each grad mode gets its own entry";
+    } else {
+      c->candidates_.push_back(e);
+      continue;
     }
+    g.where = current_source();
+    c->failures_.push_back(std::move(g));
+    c->last_failed_ = e;
   }
   active_ = c;
   if (c->candidates_.empty())
@@ -928,6 +938,7 @@ void Capture::register_entry() {
   e.segments = prefix_;
   e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
   e.default_dtype = default_float_dtype();
+  e.grad_enabled = grad_enabled_at_start_;
   e.observed = observed_;
   if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
   for (size_t k = 0; k < e.segments.size(); ++k)

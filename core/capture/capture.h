@@ -48,6 +48,7 @@ struct Entry {
   std::vector<Observation> observed;
   std::vector<std::string> graph_ids;  // "fn[e].k" of each segment, as the log lists them
   DType default_dtype = DType::Float32;  // global state the trace depends on
+  bool grad_enabled = true;
   int64_t hits = 0;
 };
 
@@ -195,6 +196,7 @@ class Capture {
   int recompile_event_ = -1;       // index in the log of the recompile this call announced
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
+  bool grad_enabled_at_start_ = true;
 };
 
 // Ops run now while this lives, even inside a region: for host-side work on tensors whose data

@@ -327,7 +327,8 @@ class TestGlobalState(Base):
         self.assertIn("default dtype", f["what"])
         self.assertIn("set_default_dtype", f["hint"])
         self.assertEqual([g[0] for g in dyn.debug.guards(cf)],
-                         ["global_state: default dtype is float32", "global_state: default dtype is float64"])
+                         ["global_state: default dtype is float32, grad mode enabled",
+                          "global_state: default dtype is float64, grad mode enabled"])
         self.assertTrue(same_file(f["file"], __file__) and f["line"] is not None, f"no location: {f}")
 
 
