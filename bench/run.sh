@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the benchmark's peers (bench/setup.sh), then runs every benchmark through dynrepl:
-# eager ops (bench_eager.py), capture costs (bench_capture.py), replay (bench_replay.py).
+# eager ops (bench_eager.py), capture costs (bench_capture.py), replay (bench_replay.py),
+# training tokens/s (bench_train.py).
 # Usage: bash bench/run.sh [--quick] [--json FILE]   (--json applies to the eager benchmark)
 set -euo pipefail
 
@@ -20,3 +21,5 @@ echo
 "$bin" "$root/bench/bench_capture.py" "${quick[@]}"
 echo
 "$bin" "$root/bench/bench_replay.py" "${quick[@]}"
+echo
+"$bin" "$root/bench/bench_train.py" "${quick[@]}"
