@@ -20,10 +20,9 @@ namespace dyn {
 namespace {
 
 enum { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
-using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
-using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
-                         double*, int);
 using SetThreadsFn = void (*)(int);
 using CoreNameFn = char* (*)();
 
@@ -84,7 +83,8 @@ void naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, i
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       T s = 0;
-      for (int64_t p = 0; p < k; ++p) s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      for (int64_t p = 0; p < k; ++p)
+        s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
       c[i * ldc + j] = s;
     }
 }
@@ -113,8 +113,8 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int
                static_cast<int>(ldc));
 }
 
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-          int64_t ldb, double* c, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
+          double* c, int64_t ldc) {
   if (!blas().dgemm) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
   blas().dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,

@@ -11,18 +11,25 @@ DType g_default_float = DType::Float32;
 
 size_t itemsize(DType t) {
   switch (t) {
-    case DType::Bool: return 1;
-    case DType::Float32: return 4;
-    default: return 8;
+    case DType::Bool:
+      return 1;
+    case DType::Float32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int64: return "int64";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
+    case DType::Bool:
+      return "bool";
+    case DType::Int64:
+      return "int64";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
   }
   return "?";
 }
@@ -45,9 +52,12 @@ DType promote_types(DType a, DType b) {
 
 DType scalar_dtype(const Scalar& s) {
   switch (s.kind) {
-    case Scalar::Bool: return DType::Bool;
-    case Scalar::Int: return DType::Int64;
-    case Scalar::Float: break;
+    case Scalar::Bool:
+      return DType::Bool;
+    case Scalar::Int:
+      return DType::Int64;
+    case Scalar::Float:
+      break;
   }
   return default_float_dtype();
 }

@@ -45,10 +45,14 @@ DType promote_with_scalar(DType t, const Scalar& s);
 template <typename F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::Bool: return f(bool{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: break;
+    case DType::Bool:
+      return f(bool{});
+    case DType::Int64:
+      return f(int64_t{});
+    case DType::Float32:
+      return f(float{});
+    case DType::Float64:
+      break;
   }
   return f(double{});
 }

@@ -31,8 +31,8 @@ template <typename... Args>
   throw Error(kind, fmt::format(f, std::forward<Args>(args)...));
 }
 
-#define DYN_CHECK(cond, kind, ...)          \
-  do {                                      \
+#define DYN_CHECK(cond, kind, ...)               \
+  do {                                           \
     if (!(cond)) ::dyn::fail(kind, __VA_ARGS__); \
   } while (0)
 

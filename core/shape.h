@@ -24,8 +24,14 @@ class Dims {
 
   int size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  int64_t operator[](int i) const { assert(i >= 0 && i < n_); return v_[i]; }
-  int64_t& operator[](int i) { assert(i >= 0 && i < n_); return v_[i]; }
+  int64_t operator[](int i) const {
+    assert(i >= 0 && i < n_);
+    return v_[i];
+  }
+  int64_t& operator[](int i) {
+    assert(i >= 0 && i < n_);
+    return v_[i];
+  }
   const int64_t* begin() const { return v_; }
   const int64_t* end() const { return v_ + n_; }
   int64_t* data() { return v_; }

@@ -58,8 +58,7 @@ std::string dims_str(const Dims& d) {
 int wrap_dim(int64_t dim, int ndim) {
   int64_t n = ndim > 0 ? ndim : 1;  // a 0-d tensor accepts dim 0 and -1, as in PyTorch
   if (dim < -n || dim >= n)
-    fail(ErrorKind::Index, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1,
-         dim);
+    fail(ErrorKind::Index, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim);
   return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
@@ -133,8 +132,7 @@ void Storage::release() {
 
 Tensor Tensor::empty(const Dims& shape, DType dtype) {
   for (int64_t s : shape)
-    DYN_CHECK(s >= 0, ErrorKind::Runtime, "Trying to create tensor with negative dimension {}: {}", s,
-              dims_str(shape));
+    DYN_CHECK(s >= 0, ErrorKind::Runtime, "Trying to create tensor with negative dimension {}: {}", s, dims_str(shape));
   int64_t n = 1;
   for (int64_t s : shape)
     DYN_CHECK(!__builtin_mul_overflow(n, s, &n) && n <= (int64_t{1} << 56), ErrorKind::Runtime,

@@ -36,7 +36,7 @@ class TensorImpl {
 
   Storage* storage_;
   Dims shape_;
-  Dims strides_;  // in elements
+  Dims strides_;    // in elements
   int64_t offset_;  // in elements
   DType dtype_;
   bool requires_grad_ = false;

@@ -30,7 +30,8 @@ std::string newest_graph() {
 }
 
 void not_stopped_only(Session& s, const char* what) {
-  if (s.stopped()) throw CommandError{fmt::format("{} is not possible while the script is stopped; :continue first", what)};
+  if (s.stopped())
+    throw CommandError{fmt::format("{} is not possible while the script is stopped; :continue first", what)};
 }
 
 void cmd_help(Session& s, const Args& a) {
@@ -115,7 +116,8 @@ void cmd_stats(Session& s, const Args& a) {
 }
 
 void cmd_diff(Session& s, const Args& a) {
-  if (a.size() != 2) throw CommandError{"usage: :diff A B  (two graph ids like f[0].0, or two cache entries like f[0])"};
+  if (a.size() != 2)
+    throw CommandError{"usage: :diff A B  (two graph ids like f[0].0, or two cache entries like f[0])"};
   s.out(viz::diff_text(a[0], a[1]));
 }
 
@@ -154,7 +156,8 @@ void cmd_render(Session& s, const Args& a) {
     write_file(s, a[3], viz::render(viz::dot_diff_text(a[1], a[2]), format_of(a[3])));
     return;
   }
-  if (a.empty() || a.size() > 2) throw CommandError{"usage: :render [ID or FN] FILE.svg|.png  or  :render --diff A B FILE"};
+  if (a.empty() || a.size() > 2)
+    throw CommandError{"usage: :render [ID or FN] FILE.svg|.png  or  :render --diff A B FILE"};
   std::string file = a.back();
   std::string fmt_ = format_of(file);
   std::string target = a.size() == 2 ? a[0] : newest_graph();
@@ -317,8 +320,8 @@ const std::vector<Command>& commands() {
       {"where", "", "while stopped: the user's Python stack at the event",
        "The user's frames, innermost first, each with file:line, function and source text.", CompleteWith::Nothing,
        cmd_where},
-      {"continue", "", "while stopped: resume the script", "Leaves the stopped prompt; the script goes on where it was.",
-       CompleteWith::Nothing, cmd_continue},
+      {"continue", "", "while stopped: resume the script",
+       "Leaves the stopped prompt; the script goes on where it was.", CompleteWith::Nothing, cmd_continue},
       {"reset", "", "forget caches, graphs and events",
        "Forgets every graph, event and counter, and every compiled function's cache entries.", CompleteWith::Nothing,
        cmd_reset},

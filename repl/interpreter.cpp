@@ -300,44 +300,32 @@ std::string Interpreter::user_stack() {
   return out;
 }
 
-void Interpreter::write(const std::string& s) {
-  PyObject* out = PySys_GetObject("stdout");
-  if (!out || out == Py_None) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
+namespace {
+// Writes to sys.<name> (falling back to the C stream), flushed so that output keeps its order.
+void write_stream(const char* name, std::FILE* fallback, const std::string& s) {
+  PyObject* stream = PySys_GetObject(name);
+  if (!stream || stream == Py_None) {
+    std::fwrite(s.data(), 1, s.size(), fallback);
+    std::fflush(fallback);
     return;
   }
   PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
   if (str) {
-    PyObject* r = PyObject_CallMethod(out, "write", "O", str);
+    PyObject* r = PyObject_CallMethod(stream, "write", "O", str);
     Py_XDECREF(r);
     Py_DECREF(str);
   }
-  PyObject* r = PyObject_CallMethod(out, "flush", nullptr);
+  PyObject* r = PyObject_CallMethod(stream, "flush", nullptr);
   Py_XDECREF(r);
   PyErr_Clear();
 }
+}  // namespace
+
+void Interpreter::write(const std::string& s) { write_stream("stdout", stdout, s); }
 
 void Interpreter::write_err(const std::string& s) {
-  PyObject* out = PySys_GetObject("stdout");
-  if (out && out != Py_None) {
-    PyObject* r = PyObject_CallMethod(out, "flush", nullptr);  // keep the order of both streams
-    Py_XDECREF(r);
-  }
-  PyObject* err = PySys_GetObject("stderr");
-  if (!err || err == Py_None) {
-    std::fwrite(s.data(), 1, s.size(), stderr);
-    return;
-  }
-  PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
-  if (str) {
-    PyObject* r = PyObject_CallMethod(err, "write", "O", str);
-    Py_XDECREF(r);
-    Py_DECREF(str);
-  }
-  PyObject* r = PyObject_CallMethod(err, "flush", nullptr);
-  Py_XDECREF(r);
-  PyErr_Clear();
+  write_stream("stdout", stdout, "");  // what went to stdout before comes first
+  write_stream("stderr", stderr, s);
 }
 
 int Interpreter::run_script(const std::string& path, const std::vector<std::string>& args) {

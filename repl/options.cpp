@@ -13,18 +13,16 @@ namespace {
 
 po::options_description describe() {
   po::options_description d("options");
-  d.add_options()
-      ("exec,e", po::value<std::vector<std::string>>()->composing(), "run one line (Python) after the script; repeatable")
-      ("interactive,i", "open the REPL after the script even when stdin is not a TTY")
-      ("batch", "never open the REPL; exit after the script and the -e lines")
-      ("no-color", "plain output")
-      ("events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")
-      ("dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")
-      ("report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")
-      ("break", po::value<std::vector<std::string>>()->composing(),
-       "stop the script at the next event KIND[:FN] (graph-break, recompile, guard-failure, compile, fallback)")
-      ("help,h", "show this help")
-      ("version", "show the version");
+  d.add_options()("exec,e", po::value<std::vector<std::string>>()->composing(),
+                  "run one line (Python) after the script; repeatable")(
+      "interactive,i", "open the REPL after the script even when stdin is not a TTY")(
+      "batch", "never open the REPL; exit after the script and the -e lines")("no-color", "plain output")(
+      "events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")(
+      "dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")(
+      "report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")(
+      "break", po::value<std::vector<std::string>>()->composing(),
+      "stop the script at the next event KIND[:FN] (graph-break, recompile, guard-failure, compile, fallback)")(
+      "help,h", "show this help")("version", "show the version");
   return d;
 }
 
@@ -75,10 +73,9 @@ Options parse_options(int argc, char** argv) {
   try {
     std::vector<const char*> pv = {"dynrepl"};
     for (const auto& p : prefix) pv.push_back(p.c_str());
-    po::store(po::command_line_parser(static_cast<int>(pv.size()), const_cast<char**>(pv.data()))
-                  .options(describe())
-                  .run(),
-              vm);
+    po::store(
+        po::command_line_parser(static_cast<int>(pv.size()), const_cast<char**>(pv.data())).options(describe()).run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());

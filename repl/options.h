@@ -7,16 +7,16 @@
 namespace dyn::repl {
 
 struct Options {
-  std::optional<std::string> script;  // script.py
-  std::optional<std::string> code;    // -c CODE
-  std::vector<std::string> args;      // sys.argv[1:]
-  std::vector<std::string> exec;      // -e lines, in order
-  std::optional<std::string> events;  // --events FILE
-  std::vector<std::string> breaks;    // --break KIND[:FN], repeatable
+  std::optional<std::string> script;   // script.py
+  std::optional<std::string> code;     // -c CODE
+  std::vector<std::string> args;       // sys.argv[1:]
+  std::vector<std::string> exec;       // -e lines, in order
+  std::optional<std::string> events;   // --events FILE
+  std::vector<std::string> breaks;     // --break KIND[:FN], repeatable
   std::optional<std::string> dot_dir;  // --dot-dir DIR
   std::optional<std::string> report;   // --report FILE.html
-  bool interactive = false;           // -i
-  bool batch = false;                 // --batch
+  bool interactive = false;            // -i
+  bool batch = false;                  // --batch
   bool no_color = false;
   bool help = false, version = false;
 };

@@ -106,16 +106,18 @@ const Breakpoint& Session::add_breakpoint(const std::string& kind_in, const std:
   }
   auto k = parse_event_kind(kind);
   if (!k || *k == EventKind::CacheHit)
-    throw CommandError{fmt::format("unknown event kind '{}'; expected graph-break, recompile, guard-failure, "
-                                   "compile or fallback",
-                                   kind)};
+    throw CommandError{
+        fmt::format("unknown event kind '{}'; expected graph-break, recompile, guard-failure, "
+                    "compile or fallback",
+                    kind)};
   breakpoints_.push_back(Breakpoint{next_breakpoint_++, *k, fn});
   return breakpoints_.back();
 }
 
 void Session::open_events_file(const std::string& path) {
   events_file_ = std::fopen(path.c_str(), "w");
-  if (!events_file_) throw CommandError{fmt::format("cannot write the events file '{}': {}", path, std::strerror(errno))};
+  if (!events_file_)
+    throw CommandError{fmt::format("cannot write the events file '{}': {}", path, std::strerror(errno))};
 }
 
 void Session::set_dot_dir(const std::string& dir) {
@@ -215,7 +217,8 @@ void Session::run_line(const std::string& raw) {
     const Command* c = find_command(words[0]);
     if (!c) {
       std::string hint = suggest_command(words[0]);
-      error(fmt::format("unknown command ':{}'{}", words[0], hint.empty() ? "; :help lists the commands" : "; " + hint));
+      error(
+          fmt::format("unknown command ':{}'{}", words[0], hint.empty() ? "; :help lists the commands" : "; " + hint));
       return;
     }
     words.erase(words.begin());
@@ -282,7 +285,9 @@ std::vector<std::string> Session::complete(const std::string& line, const std::s
     const Command* c = find_command(words[0]);
     if (!c) return out;
     switch (c->complete) {
-      case CompleteWith::Functions: add_matching(viz::function_names()); break;
+      case CompleteWith::Functions:
+        add_matching(viz::function_names());
+        break;
       case CompleteWith::Graphs:
         add_matching(viz::graph_ids());
         add_matching(viz::function_names());
@@ -297,8 +302,10 @@ std::vector<std::string> Session::complete(const std::string& line, const std::s
         add_matching(names);
         break;
       }
-      case CompleteWith::Files: return {"\x01files"};
-      case CompleteWith::Nothing: break;
+      case CompleteWith::Files:
+        return {"\x01files"};
+      case CompleteWith::Nothing:
+        break;
     }
     return out;
   }

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "viz/views.h"
 
 namespace dyn::viz {
 
@@ -28,28 +28,6 @@ std::string dot_escape(const std::string& s) {
 
 namespace {
 
-std::vector<const GraphRecord*> resolve(const std::string& target) {
-  CaptureLog& log = CaptureLog::get();
-  if (const GraphRecord* r = log.find_graph(target)) return {r};
-  std::string fn = target;
-  int entry = -1;
-  if (!parse_entry_id(target, &fn, &entry)) {
-    fn = target;
-    for (const auto& r : log.graphs())
-      if (r->fn == fn) entry = std::max(entry, r->entry);
-  }
-  std::vector<const GraphRecord*> out;
-  for (const auto& r : log.graphs())
-    if (r->fn == fn && r->entry == entry) out.push_back(r.get());
-  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->segment < b->segment; });
-  if (out.empty())
-    fail(ErrorKind::Value,
-         "no graph '{}': expected a graph id like f[0].1, a cache entry like f[0] or a compiled function's name; "
-         "see :graphs",
-         target.size() > 60 ? target.substr(0, 60) + "..." : target);
-  return out;
-}
-
 void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, const std::string& indent) {
   const Graph& g = r.graph;
   static const char* kinds[] = {"argument", "parameter", "global/closure", "from earlier graph"};
@@ -67,8 +45,8 @@ void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, 
     std::string loc = top.known() ? top.str() : std::string();
     std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
     std::string label = fmt::format("{}{}{}\\n%{} {}{}", op_name(n.op), n.target >= 0 ? "_" : "",
-                                    args.empty() ? "" : " " + dot_escape(args), n.outputs[0], meta_str(o.dtype, o.shape),
-                                    loc.empty() ? "" : "\\n" + dot_escape(loc));
+                                    args.empty() ? "" : " " + dot_escape(args), n.outputs[0],
+                                    meta_str(o.dtype, o.shape), loc.empty() ? "" : "\\n" + dot_escape(loc));
     std::string style = n.target >= 0 ? ", style=filled, fillcolor=\"#fde0dd\"" : "";
     out += fmt::format("{}{}n{} [label=\"{}\", tooltip=\"{}\"{}];\n", indent, p, k, label, dot_escape(text), style);
   }
@@ -90,11 +68,7 @@ void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, 
 }
 
 std::string break_label(const GraphRecord& r) {
-  // A segment shared by several entries was logged with the entry that first ran it.
-  const Event* found = nullptr;
-  for (const Event& e : CaptureLog::get().events())
-    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
-      found = &e;
+  const Event* found = break_event_of(r);
   if (!found) return "graph break";
   SourceLoc t = found->where.top();
   return fmt::format("graph break: {}\\n{}", dot_escape(std::string(break_kind_name(found->break_kind))),
@@ -153,9 +127,10 @@ void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::stri
   }
   for (size_t i = 0; i < n; ++i)
     if (!matched_a[i])
-      out += fmt::format("{}{}gone{} [label=\"{}\\n(removed)\", style=\"filled,dashed\", fillcolor=\"#fcbba1\", "
-                         "color=\"#cb181d\"];\n",
-                         indent, p, i, dot_escape(signature(a, a.nodes[i])));
+      out += fmt::format(
+          "{}{}gone{} [label=\"{}\\n(removed)\", style=\"filled,dashed\", fillcolor=\"#fcbba1\", "
+          "color=\"#cb181d\"];\n",
+          indent, p, i, dot_escape(signature(a, a.nodes[i])));
   auto src = [&](int v) {
     int prod = b.values[v].producer;
     return prod < 0 ? fmt::format("{}v{}", p, v) : fmt::format("{}n{}", p, prod);
@@ -167,7 +142,7 @@ void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::stri
 }  // namespace
 
 std::string dot_diff_text(const std::string& a, const std::string& b) {
-  auto ga = resolve(a), gb = resolve(b);
+  auto ga = resolve_graphs(a), gb = resolve_graphs(b);
   std::string out = fmt::format("digraph \"{} vs {}\" {{\n", dot_escape(a), dot_escape(b));
   out += "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
   out += fmt::format("  label=\"{} -> {}: green added, orange changed, red removed\"; labelloc=t;\n", dot_escape(a),
@@ -185,7 +160,7 @@ std::string dot_diff_text(const std::string& a, const std::string& b) {
 }
 
 std::string dot_text(const std::string& target) {
-  auto graphs = resolve(target);
+  auto graphs = resolve_graphs(target);
   std::string out = fmt::format("digraph \"{}\" {{\n", dot_escape(target));
   out += "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontsize=9];\n";
   if (graphs.size() == 1 && graphs[0]->id() == target) {
@@ -203,8 +178,9 @@ std::string dot_text(const std::string& target) {
     const Graph& a = graphs[s]->graph;
     const Graph& b = graphs[s + 1]->graph;
     if (a.nodes.empty() || b.nodes.empty()) continue;
-    out += fmt::format("  s{}_n{} -> s{}_n0 [style=bold, color=red, label=\"{}\", ltail=cluster_{}, lhead=cluster_{}];\n",
-                       s, a.nodes.size() - 1, s + 1, break_label(*graphs[s]), s, s + 1);
+    out +=
+        fmt::format("  s{}_n{} -> s{}_n0 [style=bold, color=red, label=\"{}\", ltail=cluster_{}, lhead=cluster_{}];\n",
+                    s, a.nodes.size() - 1, s + 1, break_label(*graphs[s]), s, s + 1);
   }
   return out + "}\n";
 }

@@ -19,11 +19,20 @@ std::string esc(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -76,7 +85,9 @@ std::string html_report(const std::string& title) {
   std::string body;
   // Summary
   body += "<h2 id=\"summary\">Summary</h2>\n<table>\n";
-  auto row = [&](const std::string& k, const std::string& v) { body += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n"; };
+  auto row = [&](const std::string& k, const std::string& v) {
+    body += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
+  };
   row("calls", std::to_string(c.calls));
   row("cache hits", std::to_string(c.cache_hits));
   row("compiles", std::to_string(c.compiles));
@@ -96,9 +107,10 @@ std::string html_report(const std::string& title) {
   for (const auto& f : CompiledFunction::live()) {
     if (f->calls == 0 || !shown.insert(f->name()).second) continue;
     body += fmt::format("<h3 id=\"fn-{}\">{}</h3>\n", anchor(f->name()), esc(f->name()));
-    body += fmt::format("<p>{} calls, {} cache entries{}{}</p>\n", f->calls, f->num_entries(),
-                        f->defined_at.empty() ? "" : ", compiled at " + esc(f->defined_at),
-                        f->fallen_back() ? " &mdash; <span class=\"warn\">fell back to eager (cache_limit)</span>" : "");
+    body +=
+        fmt::format("<p>{} calls, {} cache entries{}{}</p>\n", f->calls, f->num_entries(),
+                    f->defined_at.empty() ? "" : ", compiled at " + esc(f->defined_at),
+                    f->fallen_back() ? " &mdash; <span class=\"warn\">fell back to eager (cache_limit)</span>" : "");
     for (int e = 0; e < f->num_entries(); ++e) {
       body += fmt::format("<h4>entry {}[{}] &mdash; {} hits</h4>\n<pre>", esc(f->name()), e, f->entries()[e].hits);
       for (const std::string& l : f->guard_lines(e)) body += esc(l) + "\n";
@@ -139,16 +151,18 @@ std::string html_report(const std::string& title) {
   }
   if (log.graphs().empty()) body += "<p>No graphs were captured.</p>\n";
 
-  std::string toc = "<nav><h2>Contents</h2><ul>\n<li><a href=\"#summary\">Summary</a></li>\n"
-                    "<li><a href=\"#functions\">Compiled functions</a></li>\n<li><a href=\"#breaks\">Graph breaks</a></li>\n"
-                    "<li><a href=\"#graphs\">Graphs</a><ul>\n";
+  std::string toc =
+      "<nav><h2>Contents</h2><ul>\n<li><a href=\"#summary\">Summary</a></li>\n"
+      "<li><a href=\"#functions\">Compiled functions</a></li>\n<li><a href=\"#breaks\">Graph breaks</a></li>\n"
+      "<li><a href=\"#graphs\">Graphs</a><ul>\n";
   for (const auto& r : log.graphs())
     toc += fmt::format("<li><a href=\"#g-{}\">{}</a></li>\n", anchor(r->id()), esc(r->id()));
   toc += "</ul></li></ul></nav>\n";
 
-  return fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{}</style>"
-                     "</head>\n<body>\n<h1>{}</h1>\n{}{}</body></html>\n",
-                     esc(title), kStyle, esc(title), toc, body);
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{}</style>"
+      "</head>\n<body>\n<h1>{}</h1>\n{}{}</body></html>\n",
+      esc(title), kStyle, esc(title), toc, body);
 }
 
 }  // namespace dyn::viz

@@ -60,7 +60,9 @@ void check_function(const std::string& fn) {
   fail(ErrorKind::Value, "no compiled function named '{}'; known: {}", fn, names.empty() ? "none yet" : names);
 }
 
-std::vector<const GraphRecord*> resolve(const std::string& target) {
+}  // namespace
+
+std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
   std::vector<const GraphRecord*> out;
   std::string fn;
   int entry = 0;
@@ -84,12 +86,18 @@ std::vector<const GraphRecord*> resolve(const std::string& target) {
   return out;
 }
 
-std::string how_it_ends(const GraphRecord& r) {
-  // A segment shared by several entries was logged with the entry that first ran it.
+const Event* break_event_of(const GraphRecord& r) {
   const Event* found = nullptr;
   for (const Event& e : log().events())
     if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
       found = &e;
+  return found;
+}
+
+namespace {
+
+std::string how_it_ends(const GraphRecord& r) {
+  const Event* found = break_event_of(r);
   if (found) return fmt::format("graph break ({}) at {}", break_kind_name(found->break_kind), where_of(found->where));
   for (const auto& other : log().graphs())
     if (other->fn == r.fn && other->entry == r.entry && other->segment == r.segment + 1) return "graph break";
@@ -127,14 +135,15 @@ std::string graphs_table(const std::string& fn) {
     rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
                     std::to_string(r->graph.nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
   }
-  if (rows.size() == 1) return fn.empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
-                                          : fmt::format("'{}' has no graphs yet\n", fn);
+  if (rows.size() == 1)
+    return fn.empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
+                      : fmt::format("'{}' has no graphs yet\n", fn);
   return table(rows);
 }
 
 std::string graph_text(const std::string& target, bool verbose) {
   std::string out;
-  for (const GraphRecord* r : resolve(target)) {
+  for (const GraphRecord* r : resolve_graphs(target)) {
     if (!out.empty()) out += "\n";
     out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph.nodes.size(), r->calls,
                        how_it_ends(*r));
@@ -189,9 +198,11 @@ std::string why_recompile_text(const std::string& fn) {
         out += fmt::format("  {}[{}] failed {}: {}", e.fn, g.entry, guard_kind_name(g.kind), g.what);
       else
         out += fmt::format("  {}", g.what);
-      if (!g.expected.empty() || !g.actual.empty()) out += fmt::format(": expected {}, actual {}", g.expected, g.actual);
+      if (!g.expected.empty() || !g.actual.empty())
+        out += fmt::format(": expected {}, actual {}", g.expected, g.actual);
       out += "\n";
-      if (g.where.top().known()) out += fmt::format("      at {}{}\n", where_of(g.where), text.empty() ? "" : "  " + text);
+      if (g.where.top().known())
+        out += fmt::format("      at {}{}\n", where_of(g.where), text.empty() ? "" : "  " + text);
       if (!g.hint.empty()) out += fmt::format("      hint: {}\n", g.hint);
     }
   }
@@ -202,8 +213,8 @@ std::string why_recompile_text(const std::string& fn) {
 std::string events_text(const std::string& kind_in, const std::string& fn) {
   std::string kind = kind_in;
   std::replace(kind.begin(), kind.end(), '-', '_');
-  static const std::set<std::string> kinds = {"compile", "cache_hit", "graph_break", "guard_failure", "recompile",
-                                              "fallback"};
+  static const std::set<std::string> kinds = {"compile",       "cache_hit", "graph_break",
+                                              "guard_failure", "recompile", "fallback"};
   if (!kind.empty() && !kinds.count(kind))
     fail(ErrorKind::Value,
          "unknown event kind '{}'; expected one of compile, cache-hit, graph-break, guard-failure, recompile, fallback",
@@ -217,13 +228,12 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
     std::string id = e.entry >= 0 ? fmt::format("{}[{}]", e.fn, e.entry) : e.fn;
     if (e.segment >= 0 && (e.kind == EventKind::Compile || e.kind == EventKind::GraphBreak))
       id += "." + std::to_string(e.segment);
-    std::string what = e.kind == EventKind::CacheHit ? fmt::format("{} x{}", id, e.count)
+    std::string what = e.kind == EventKind::CacheHit  ? fmt::format("{} x{}", id, e.count)
                        : e.kind == EventKind::Compile ? e.details
                                                       : id + ": " + e.reason;
     std::string kname(event_kind_name(e.kind));
     std::replace(kname.begin(), kname.end(), '_', '-');
-    rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), kname,
-                    where_of(e.where), what});
+    rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), kname, where_of(e.where), what});
   }
   if (rows.size() == 1) return "no events\n";
   return table(rows);
@@ -232,7 +242,8 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
 std::string stats_text() {
   const Counters& c = const_cast<CaptureLog&>(log()).counters();
   std::string out = fmt::format(
-      "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs {}\n",
+      "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs "
+      "{}\n",
       c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
       log().graphs().size());
   out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms\n", c.trace_s * 1e3,
@@ -313,7 +324,7 @@ std::vector<std::string> guard_lines_of(const std::string& entry_id) {
 }  // namespace
 
 std::string diff_text(const std::string& a, const std::string& b) {
-  auto ga = resolve(a), gb = resolve(b);
+  auto ga = resolve_graphs(a), gb = resolve_graphs(b);
   std::string out = fmt::format("--- {}\n+++ {}\n", a, b);
   bool entries = ga.size() > 1 || gb.size() > 1 || a.back() == ']' || b.back() == ']';
   if (entries) {

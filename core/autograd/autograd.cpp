@@ -63,9 +63,11 @@ const Tensor& grad_of(const Tensor& t) {
 void set_grad(const Tensor& t, const Tensor& g) {
   if (g.defined()) {
     DYN_CHECK(g.shape() == t.shape(), ErrorKind::Runtime,
-              "assigned grad has data of a different size: expected {}, got {}", dims_str(t.shape()), dims_str(g.shape()));
-    DYN_CHECK(g.dtype() == t.dtype(), ErrorKind::Runtime, "assigned grad has data of a different type: expected {}, got {}",
-              dtype_name(t.dtype()), dtype_name(g.dtype()));
+              "assigned grad has data of a different size: expected {}, got {}", dims_str(t.shape()),
+              dims_str(g.shape()));
+    DYN_CHECK(g.dtype() == t.dtype(), ErrorKind::Runtime,
+              "assigned grad has data of a different type: expected {}, got {}", dtype_name(t.dtype()),
+              dtype_name(g.dtype()));
   }
   meta(t).grad = g;
 }

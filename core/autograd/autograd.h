@@ -20,21 +20,21 @@ struct GradEdge {
 struct GradNode {
   OpId op;
   Attrs attrs;
-  std::vector<Tensor> inputs;   // the op's inputs (they never point back to this node)
+  std::vector<Tensor> inputs;     // the op's inputs (they never point back to this node)
   std::vector<int64_t> versions;  // their storages' versions when saved (-1: no storage yet)
-  std::vector<Tensor> outputs;  // detached aliases of its outputs
-  std::vector<GradEdge> next;   // per input; node == nullptr when that input needs no gradient
-  Tensor leaf;                  // set for an AccumulateGrad node: the leaf whose .grad it fills
-  bool released = false;        // saved values freed by a backward without retain_graph
-  std::string name() const;     // "MulBackward0", "AccumulateGrad"
+  std::vector<Tensor> outputs;    // detached aliases of its outputs
+  std::vector<GradEdge> next;     // per input; node == nullptr when that input needs no gradient
+  Tensor leaf;                    // set for an AccumulateGrad node: the leaf whose .grad it fills
+  bool released = false;          // saved values freed by a backward without retain_graph
+  std::string name() const;       // "MulBackward0", "AccumulateGrad"
 };
 
 // A tensor's autograd state (attached to its TensorImpl).
 struct AutogradMeta {
   Tensor grad;
   std::shared_ptr<GradNode> grad_fn;
-  int output = 0;                             // which output of grad_fn this tensor is
-  std::shared_ptr<GradNode> accumulator;      // leaves: their AccumulateGrad node, made once
+  int output = 0;                         // which output of grad_fn this tensor is
+  std::shared_ptr<GradNode> accumulator;  // leaves: their AccumulateGrad node, made once
 };
 
 bool grad_enabled();

@@ -207,10 +207,12 @@ void d_max_dim(const GradNode& n, GradOut g, GradIn in) {
   Dims dims{dim};
   Tensor gu = unreduce(g[0], x, dims, n.attrs.keepdim);
   // one-hot of the indices along dim: arange(size) == index
-  Tensor idx = ops::to_dtype(unreduce(ops::argmax(x, n.attrs.dim, true, n.op == OpId::min_dim), x, dims, true), DType::Int64);
+  Tensor idx =
+      ops::to_dtype(unreduce(ops::argmax(x, n.attrs.dim, true, n.op == OpId::min_dim), x, dims, true), DType::Int64);
   Dims ar_shape = Dims::filled(x.ndim(), 1);
   ar_shape[dim] = x.size(dim);
-  Tensor ar = ops::reshape(ops::arange(Scalar::from_int(0), Scalar::from_int(x.size(dim)), Scalar::from_int(1), DType::Int64), ar_shape);
+  Tensor ar = ops::reshape(
+      ops::arange(Scalar::from_int(0), Scalar::from_int(x.size(dim)), Scalar::from_int(1), DType::Int64), ar_shape);
   Tensor hot = ops::to_dtype(ops::binary(OpId::eq, ar, idx), x.dtype());
   (*in)[0] = mul(hot, gu);
 }

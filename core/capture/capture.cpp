@@ -61,7 +61,9 @@ std::string where_str(const SourceStack& w) {
   return text.empty() ? top.str() : top.str() + " `" + text + "`";
 }
 
-std::string terminator(const Segment& s) { return s.ends_in_break ? "|break:" + std::string(break_kind_name(s.break_kind)) : "|end"; }
+std::string terminator(const Segment& s) {
+  return s.ends_in_break ? "|break:" + std::string(break_kind_name(s.break_kind)) : "|end";
+}
 }  // namespace
 
 std::shared_ptr<Plan> cached_plan(const std::string& key, const Graph& g, bool* compiled) {
@@ -149,27 +151,31 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
     for (int id : g.inputs) {
       const Value& v = g.values[id];
       std::string label = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
-      std::string line = fmt::format("tensor_input: {} %{} is {} with strides {}, requires_grad={}", label, id,
-                                     meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
+      std::string line =
+          fmt::format("tensor_input: {} %{} is {} with strides {}, requires_grad={}", label, id,
+                      meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
       if (first_use[id] >= 0) line += "  # " + where_str(g.nodes[first_use[id]].where);
       out.push_back(line);
     }
     if (g.inputs.size() > 1)
       out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
-                                g.inputs.size(), j, g.nodes.empty() ? std::string() : where_str(g.nodes.front().where)));
+                                g.inputs.size(), j,
+                                g.nodes.empty() ? std::string() : where_str(g.nodes.front().where)));
     for (const Node& n : g.nodes) {
       std::string a = format_attrs(n.op, n.attrs);
-      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) || n.op == OpId::clamp ||
-                      n.op == OpId::full || n.op == OpId::arange;
+      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) ||
+                      n.op == OpId::clamp || n.op == OpId::full || n.op == OpId::arange;
       if (constant) out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, where_str(n.where)));
       out.push_back(fmt::format("op: {}", print_node(g, n)));
     }
     if (s.ends_in_break) {
       const Observation& ob = j < e.observed.size() ? e.observed[j] : s.observed;
       if (ob.known)
-        out.push_back(fmt::format("branch: Python observed {} at the graph break  # {}", ob.str(), where_str(s.break_where)));
+        out.push_back(
+            fmt::format("branch: Python observed {} at the graph break  # {}", ob.str(), where_str(s.break_where)));
       else
-        out.push_back(fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), where_str(s.break_where)));
+        out.push_back(
+            fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), where_str(s.break_where)));
     }
   }
   return out;
@@ -496,9 +502,7 @@ void Capture::record_into(OpId op, std::span<const Tensor> in, const Attrs& a, T
 
 // ---- replay ----
 
-const Segment& Capture::cached_segment() const {
-  return *fn_->entries_[candidates_.front()].segments[segment_index_];
-}
+const Segment& Capture::cached_segment() const { return *fn_->entries_[candidates_.front()].segments[segment_index_]; }
 
 int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
                              std::vector<std::pair<const TensorImpl*, int>>* tentative) {
@@ -539,7 +543,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     auto shape_of_call = [](OpId o, size_t tensors, const Attrs& at, bool inplace) {
       std::string s = std::string(op_name(o)) + (inplace ? "_" : "");
       s += fmt::format(" of {} tensor{}", tensors, tensors == 1 ? "" : "s");
-      if (op_def(o).cls == OpClass::Binary && at.side != ScalarSide::None) s += " and the number " + format_scalar(at.scalar);
+      if (op_def(o).cls == OpClass::Binary && at.side != ScalarSide::None)
+        s += " and the number " + format_scalar(at.scalar);
       return s;
     };
     f->kind = GuardKind::Op;
@@ -564,8 +569,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
       return false;
     }
     f->kind = GuardKind::Aliasing;
-    f->what = fmt::format("operand of {} is another tensor than when traced (aliasing or data flow changed)",
-                          op_name(op));
+    f->what =
+        fmt::format("operand of {} is another tensor than when traced (aliasing or data flow changed)", op_name(op));
     auto label = [&](int id) {
       if (id < 0) return std::string("a new input");
       const Value& val = g.values[id];
@@ -593,8 +598,8 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
   int e = candidates_[i];
   const Entry& entry = fn_->entries_[e];
   // If Python saw another value at an earlier break, that is why the trace went another way.
-  for (int j = 0; j < segment_index_ && j < static_cast<int>(observed_.size()) &&
-                  j < static_cast<int>(entry.observed.size());
+  for (int j = 0;
+       j < segment_index_ && j < static_cast<int>(observed_.size()) && j < static_cast<int>(entry.observed.size());
        ++j) {
     const Observation& was = entry.observed[j];
     if (was.known && observed_[j].known && was.value != observed_[j].value) {
@@ -655,8 +660,8 @@ void Capture::switch_to_record() {
     const Entry& best = fn_->entries_[best_entry];
     prefix_.assign(best.segments.begin(), best.segments.begin() + segment_index_);
     const Graph& g = best.segments[segment_index_]->graph;
-    int vb = node_k_ < static_cast<int>(g.nodes.size()) ? g.nodes[node_k_].values_before
-                                                        : static_cast<int>(g.values.size());
+    int vb =
+        node_k_ < static_cast<int>(g.nodes.size()) ? g.nodes[node_k_].values_before : static_cast<int>(g.values.size());
     seg_ = Graph{};
     seg_.values.assign(g.values.begin(), g.values.begin() + vb);
     seg_.nodes.assign(g.nodes.begin(), g.nodes.begin() + node_k_);
@@ -707,7 +712,8 @@ void Capture::switch_to_record() {
     ev.kind = EventKind::Fallback;
     ev.fn = fn_->name();
     ev.where = failures_.empty() ? SourceStack{} : failures_.back().where;
-    ev.reason = fmt::format("cache_limit ({}) reached: '{}' runs eagerly from now on", fn_->opts_.cache_limit, fn_->name());
+    ev.reason =
+        fmt::format("cache_limit ({}) reached: '{}' runs eagerly from now on", fn_->opts_.cache_limit, fn_->name());
     ev.details = fn_->fallback_reason_;
     log.add(std::move(ev));
     new_entry_ = -1;
@@ -764,8 +770,9 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
       f.actual = is_end ? "return" : "graph break (" + std::string(break_kind_name(kind)) + ")";
     } else {
       f.what = fmt::format("segment {} ends differently", segment_index_);
-      f.expected = s.ends_in_break ? fmt::format("graph break ({}) at {}", break_kind_name(s.break_kind), where_str(s.break_where))
-                                   : "return";
+      f.expected = s.ends_in_break
+                       ? fmt::format("graph break ({}) at {}", break_kind_name(s.break_kind), where_str(s.break_where))
+                       : "return";
       f.actual = is_end ? "return" : "graph break (" + std::string(break_kind_name(kind)) + ")";
     }
     drop_candidate(i, std::move(f));
@@ -912,8 +919,9 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
       c.entry = new_entry_;
       c.segment = segment_index_;
       c.where = seg->graph.nodes.front().where;
-      c.reason = compiled || !seg->plan ? "new graph"
-                                         : "new graph (structurally identical to one compiled before: its plan is reused)";
+      c.reason = compiled || !seg->plan
+                     ? "new graph"
+                     : "new graph (structurally identical to one compiled before: its plan is reused)";
       size_t kept = seg->plan ? seg->plan->order.size() : seg->graph.nodes.size();
       c.details = fmt::format("{}: {} ops, {} after dead-code and common-subexpression elimination", rec.id(),
                               seg->graph.nodes.size(), kept);
@@ -968,8 +976,7 @@ void Capture::log_recompile() {
     f.what = "a new compiled function starts with an empty cache";
     f.where = ev.where;
     f.hint = "it is being re-created each time (dyn.compile inside a loop or a function?); compile it once" +
-             (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") +
-             " and reuse it";
+             (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") + " and reuse it";
     ev.details = f.hint;
     ev.failures = {f};
     log.add(std::move(ev));

@@ -46,7 +46,7 @@ struct Entry {
   std::vector<std::shared_ptr<Segment>> segments;
   // What Python saw at each graph break of this trace (segments are shared, observations are not).
   std::vector<Observation> observed;
-  std::vector<std::string> graph_ids;  // "fn[e].k" of each segment, as the log lists them
+  std::vector<std::string> graph_ids;    // "fn[e].k" of each segment, as the log lists them
   DType default_dtype = DType::Float32;  // global state the trace depends on
   bool grad_enabled = true;
   int64_t hits = 0;
@@ -147,8 +147,7 @@ class Capture {
   // Checks one op against every candidate entry; returns false when none is left (then the call
   // records from here on). Fills *out with the lazy results on success.
   bool replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out);
-  bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
-                  GuardFailure* f);
+  bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self, GuardFailure* f);
   // tentative: tensors this node's check already placed (a tensor passed twice to one op).
   int replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
                       std::vector<std::pair<const TensorImpl*, int>>* tentative);
@@ -176,7 +175,7 @@ class Capture {
   std::unordered_map<TensorImpl*, int> lazies_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
-  std::vector<Storage*> pending_;  // storages with recorded writes not yet run
+  std::vector<Storage*> pending_;      // storages with recorded writes not yet run
   std::vector<Observation> observed_;  // what Python saw at each break of this call
 
   // record mode
@@ -189,11 +188,11 @@ class Capture {
 
   // replay mode
   std::vector<int> candidates_;
-  int node_k_ = 0;                 // ops matched in the current segment
-  std::vector<Tensor> bound_;      // value id -> tensor bound to a graph input of the cached segment
+  int node_k_ = 0;             // ops matched in the current segment
+  std::vector<Tensor> bound_;  // value id -> tensor bound to a graph input of the cached segment
   std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rng_;  // node -> (seed, offset) of this call
-  int last_failed_ = -1;           // the entry that matched longest
-  int recompile_event_ = -1;       // index in the log of the recompile this call announced
+  int last_failed_ = -1;                                            // the entry that matched longest
+  int recompile_event_ = -1;  // index in the log of the recompile this call announced
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   bool grad_enabled_at_start_ = true;

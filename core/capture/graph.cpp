@@ -35,10 +35,14 @@ namespace {
 
 const char* input_kind_name(InputKind k) {
   switch (k) {
-    case InputKind::Argument: return "argument";
-    case InputKind::Parameter: return "parameter";
-    case InputKind::Materialized: return "from an earlier graph";
-    case InputKind::External: break;
+    case InputKind::Argument:
+      return "argument";
+    case InputKind::Parameter:
+      return "parameter";
+    case InputKind::Materialized:
+      return "from an earlier graph";
+    case InputKind::External:
+      break;
   }
   return "global or closure";
 }

@@ -9,13 +9,20 @@ namespace dyn {
 
 std::string_view guard_kind_name(GuardKind k) {
   switch (k) {
-    case GuardKind::TensorInput: return "tensor_input";
-    case GuardKind::Aliasing: return "aliasing";
-    case GuardKind::Op: return "op";
-    case GuardKind::Constant: return "constant";
-    case GuardKind::Branch: return "branch";
-    case GuardKind::GlobalState: return "global_state";
-    case GuardKind::TraceEnd: break;
+    case GuardKind::TensorInput:
+      return "tensor_input";
+    case GuardKind::Aliasing:
+      return "aliasing";
+    case GuardKind::Op:
+      return "op";
+    case GuardKind::Constant:
+      return "constant";
+    case GuardKind::Branch:
+      return "branch";
+    case GuardKind::GlobalState:
+      return "global_state";
+    case GuardKind::TraceEnd:
+      break;
   }
   return "trace_end";
 }
@@ -56,9 +63,10 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
     f->what = fmt::format("{} size mismatch at dim {}", input_label(traced), d);
     f->expected = std::to_string(traced.shape[d]);
     f->actual = std::to_string(t.shape()[d]);
-    f->hint = fmt::format("dim {} changes between calls and every size gets its own graph; pad to a few fixed sizes "
-                          "to bound recompiles",
-                          d);
+    f->hint = fmt::format(
+        "dim {} changes between calls and every size gets its own graph; pad to a few fixed sizes "
+        "to bound recompiles",
+        d);
   } else if (t.strides() != traced.strides) {
     f->what = input_label(traced) + " strides (memory layout)";
     f->expected = dims_str(traced.strides);
@@ -85,9 +93,10 @@ bool same_constant(const Scalar& a, const Scalar& b) {
 }  // namespace
 
 bool attrs_match(const Attrs& a, const Attrs& b) {
-  return same_constant(a.scalar, b.scalar) && same_constant(a.scalar2, b.scalar2) && same_constant(a.scalar3, b.scalar3) && a.dims == b.dims &&
-         a.dim == b.dim && a.i0 == b.i0 && a.i1 == b.i1 && a.i2 == b.i2 && a.dtype == b.dtype && a.side == b.side &&
-         a.keepdim == b.keepdim && a.has_lo == b.has_lo && a.has_hi == b.has_hi;
+  return same_constant(a.scalar, b.scalar) && same_constant(a.scalar2, b.scalar2) &&
+         same_constant(a.scalar3, b.scalar3) && a.dims == b.dims && a.dim == b.dim && a.i0 == b.i0 && a.i1 == b.i1 &&
+         a.i2 == b.i2 && a.dtype == b.dtype && a.side == b.side && a.keepdim == b.keepdim && a.has_lo == b.has_lo &&
+         a.has_hi == b.has_hi;
 }
 
 void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure* f) {

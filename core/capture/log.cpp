@@ -7,25 +7,38 @@ namespace dyn {
 
 std::string_view event_kind_name(EventKind k) {
   switch (k) {
-    case EventKind::Compile: return "compile";
-    case EventKind::CacheHit: return "cache_hit";
-    case EventKind::GraphBreak: return "graph_break";
-    case EventKind::GuardFailure: return "guard_failure";
-    case EventKind::Recompile: return "recompile";
-    case EventKind::Fallback: break;
+    case EventKind::Compile:
+      return "compile";
+    case EventKind::CacheHit:
+      return "cache_hit";
+    case EventKind::GraphBreak:
+      return "graph_break";
+    case EventKind::GuardFailure:
+      return "guard_failure";
+    case EventKind::Recompile:
+      return "recompile";
+    case EventKind::Fallback:
+      break;
   }
   return "fallback";
 }
 
 std::string_view break_kind_name(BreakKind k) {
   switch (k) {
-    case BreakKind::DataDependentBranch: return "data_dependent_branch";
-    case BreakKind::Item: return "item";
-    case BreakKind::ToList: return "tolist";
-    case BreakKind::Numpy: return "numpy";
-    case BreakKind::Print: return "print";
-    case BreakKind::UnsupportedOp: return "unsupported_op";
-    case BreakKind::ExplicitSync: break;
+    case BreakKind::DataDependentBranch:
+      return "data_dependent_branch";
+    case BreakKind::Item:
+      return "item";
+    case BreakKind::ToList:
+      return "tolist";
+    case BreakKind::Numpy:
+      return "numpy";
+    case BreakKind::Print:
+      return "print";
+    case BreakKind::UnsupportedOp:
+      return "unsupported_op";
+    case BreakKind::ExplicitSync:
+      break;
   }
   return "explicit_sync";
 }

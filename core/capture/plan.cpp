@@ -139,12 +139,14 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
   in.reserve(n.inputs.size());
   for (int i : n.inputs) {
     in.push_back(slots[remap ? (*remap)[i] : i]);
-    if (!in.back().defined()) fail(ErrorKind::Runtime, "internal error: graph value %{} has no tensor when {} runs", i, op_name(n.op));
+    if (!in.back().defined())
+      fail(ErrorKind::Runtime, "internal error: graph value %{} has no tensor when {} runs", i, op_name(n.op));
   }
   const OpDef& d = op_def(n.op);
   if (n.target >= 0) {
     Tensor self = slots[remap ? (*remap)[n.target] : n.target];
-    if (!self.defined()) fail(ErrorKind::Runtime, "internal error: graph value %{} has no tensor when {}_ runs", n.target, op_name(n.op));
+    if (!self.defined())
+      fail(ErrorKind::Runtime, "internal error: graph value %{} has no tensor when {}_ runs", n.target, op_name(n.op));
     dispatch_into_eager(n.op, in, *attrs, self);
     slots[n.outputs[0]] = self;
     return;

@@ -198,8 +198,17 @@ void infer_random(InSpan, const Attrs& a, OutMeta* m) {
 
 constexpr bool is_float_unary(OpId op) {
   switch (op) {
-    case OpId::exp: case OpId::log: case OpId::sqrt: case OpId::rsqrt: case OpId::sin: case OpId::cos:
-    case OpId::tanh: case OpId::sigmoid: case OpId::gelu: case OpId::silu: case OpId::erf:
+    case OpId::exp:
+    case OpId::log:
+    case OpId::sqrt:
+    case OpId::rsqrt:
+    case OpId::sin:
+    case OpId::cos:
+    case OpId::tanh:
+    case OpId::sigmoid:
+    case OpId::gelu:
+    case OpId::silu:
+    case OpId::erf:
       return true;
     default:
       return false;
@@ -229,12 +238,13 @@ void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
 template <OpId Op, typename T>
 T apply_unary(T x) {
   using namespace formula;
-#define DYN_CASE(n) if constexpr (Op == OpId::n) return formula::n(x);
-  DYN_CASE(neg) DYN_CASE(abs) DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin)
-  DYN_CASE(cos) DYN_CASE(tanh) DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor)
-  DYN_CASE(ceil) DYN_CASE(erf)
+#define DYN_CASE(n) \
+  if constexpr (Op == OpId::n) return formula::n(x);
+  DYN_CASE(neg)
+  DYN_CASE(abs) DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin) DYN_CASE(cos) DYN_CASE(tanh)
+      DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor) DYN_CASE(ceil) DYN_CASE(erf)
 #undef DYN_CASE
-  return x;
+          return x;
 }
 
 template <OpId Op>
@@ -299,10 +309,12 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
 
 template <OpId Op, typename T>
 auto apply_binary(T x, T y) {
-#define DYN_CASE(n) if constexpr (Op == OpId::n) return formula::n(x, y);
-  DYN_CASE(add) DYN_CASE(sub) DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder)
-  DYN_CASE(pow) DYN_CASE(maximum) DYN_CASE(minimum) DYN_CASE(eq) DYN_CASE(ne) DYN_CASE(lt) DYN_CASE(le)
-  DYN_CASE(gt) DYN_CASE(ge) DYN_CASE(logical_and) DYN_CASE(logical_or) DYN_CASE(logical_xor)
+#define DYN_CASE(n) \
+  if constexpr (Op == OpId::n) return formula::n(x, y);
+  DYN_CASE(add)
+  DYN_CASE(sub) DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder) DYN_CASE(pow) DYN_CASE(maximum)
+      DYN_CASE(minimum) DYN_CASE(eq) DYN_CASE(ne) DYN_CASE(lt) DYN_CASE(le) DYN_CASE(gt) DYN_CASE(ge)
+          DYN_CASE(logical_and) DYN_CASE(logical_or) DYN_CASE(logical_xor)
 #undef DYN_CASE
 }
 
@@ -327,9 +339,8 @@ void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
   Tensor x = cast_to(in[0], t);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool> &&
-                  (Op == OpId::sub || Op == OpId::div || Op == OpId::pow || Op == OpId::floor_divide ||
-                   Op == OpId::remainder)) {
+    if constexpr (std::is_same_v<T, bool> && (Op == OpId::sub || Op == OpId::div || Op == OpId::pow ||
+                                              Op == OpId::floor_divide || Op == OpId::remainder)) {
       return;  // rejected by infer
     } else {
       using To = decltype(apply_binary<Op, T>(T{}, T{}));
@@ -427,15 +438,16 @@ void register_elementwise_ops(OpDef* t) {
   set(t, OpId::randn, infer_random, kernel_randn);
   set(t, OpId::randint, infer_random, kernel_randint);
 #define DYN_U(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
-  DYN_U(neg) DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh)
-  DYN_U(sigmoid) DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil) DYN_U(erf)
+  DYN_U(neg)
+  DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid) DYN_U(relu)
+      DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil) DYN_U(erf)
 #undef DYN_U
 #define DYN_B(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
-  DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
-  DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
-  DYN_B(logical_or) DYN_B(logical_xor)
+          DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
+              DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
+                  DYN_B(logical_or) DYN_B(logical_xor)
 #undef DYN_B
-  set(t, OpId::where, infer_where, kernel_where);
+                      set(t, OpId::where, infer_where, kernel_where);
   set(t, OpId::clamp, infer_clamp, kernel_clamp);
   set(t, OpId::cast, infer_cast, kernel_cast);
 }

@@ -11,34 +11,109 @@ template <typename T>
 constexpr bool kFloat = std::is_floating_point_v<T>;
 
 // ---- unary ----
-template <typename T> T neg(T x) { return -x; }
-template <typename T> T abs(T x) { if constexpr (kFloat<T>) return std::fabs(x); else return x < 0 ? -x : x; }
-template <typename T> T exp(T x) { return std::exp(x); }
-template <typename T> T log(T x) { return std::log(x); }
-template <typename T> T sqrt(T x) { return std::sqrt(x); }
-template <typename T> T rsqrt(T x) { return T(1) / std::sqrt(x); }
-template <typename T> T sin(T x) { return std::sin(x); }
-template <typename T> T cos(T x) { return std::cos(x); }
-template <typename T> T tanh(T x) { return std::tanh(x); }
-template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-template <typename T> T relu(T x) {
-  if constexpr (kFloat<T>) if (std::isnan(x)) return x;
+template <typename T>
+T neg(T x) {
+  return -x;
+}
+template <typename T>
+T abs(T x) {
+  if constexpr (kFloat<T>)
+    return std::fabs(x);
+  else
+    return x < 0 ? -x : x;
+}
+template <typename T>
+T exp(T x) {
+  return std::exp(x);
+}
+template <typename T>
+T log(T x) {
+  return std::log(x);
+}
+template <typename T>
+T sqrt(T x) {
+  return std::sqrt(x);
+}
+template <typename T>
+T rsqrt(T x) {
+  return T(1) / std::sqrt(x);
+}
+template <typename T>
+T sin(T x) {
+  return std::sin(x);
+}
+template <typename T>
+T cos(T x) {
+  return std::cos(x);
+}
+template <typename T>
+T tanh(T x) {
+  return std::tanh(x);
+}
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+template <typename T>
+T relu(T x) {
+  if constexpr (kFloat<T>)
+    if (std::isnan(x)) return x;
   return x > T(0) ? x : T(0);
 }
-template <typename T> T gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
-template <typename T> T silu(T x) { return x / (T(1) + std::exp(-x)); }
-template <typename T> T erf(T x) { return std::erf(x); }
-template <typename T> T floor(T x) { if constexpr (kFloat<T>) return std::floor(x); else return x; }
-template <typename T> T ceil(T x) { if constexpr (kFloat<T>) return std::ceil(x); else return x; }
+template <typename T>
+T gelu(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+}
+template <typename T>
+T silu(T x) {
+  return x / (T(1) + std::exp(-x));
+}
+template <typename T>
+T erf(T x) {
+  return std::erf(x);
+}
+template <typename T>
+T floor(T x) {
+  if constexpr (kFloat<T>)
+    return std::floor(x);
+  else
+    return x;
+}
+template <typename T>
+T ceil(T x) {
+  if constexpr (kFloat<T>)
+    return std::ceil(x);
+  else
+    return x;
+}
 
 // ---- binary ----
-template <typename T> T add(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a || b; else return a + b; }
-template <typename T> T sub(T a, T b) { return a - b; }
-template <typename T> T mul(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b; }
-template <typename T> T div(T a, T b) { return a / b; }
+template <typename T>
+T add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>)
+    return a || b;
+  else
+    return a + b;
+}
+template <typename T>
+T sub(T a, T b) {
+  return a - b;
+}
+template <typename T>
+T mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>)
+    return a && b;
+  else
+    return a * b;
+}
+template <typename T>
+T div(T a, T b) {
+  return a / b;
+}
 
 // Python's floor division and modulo; for floats numpy's npy_divmod, step for step.
-template <typename T> T floor_divide(T a, T b) {
+template <typename T>
+T floor_divide(T a, T b) {
   if constexpr (kFloat<T>) {
     if (b == 0) return a / b;
     T mod = std::fmod(a, b);
@@ -55,7 +130,8 @@ template <typename T> T floor_divide(T a, T b) {
     return q;
   }
 }
-template <typename T> T remainder(T a, T b) {
+template <typename T>
+T remainder(T a, T b) {
   if constexpr (kFloat<T>) {
     T mod = std::fmod(a, b);
     if (b == 0) return mod;
@@ -72,7 +148,8 @@ template <typename T> T remainder(T a, T b) {
     return r;
   }
 }
-template <typename T> T pow(T a, T b) {
+template <typename T>
+T pow(T a, T b) {
   if constexpr (kFloat<T>) {
     // The exponents PyTorch's CPU kernel special-cases, computed the way it does.
     if (b == T(2)) return a * a;
@@ -92,27 +169,63 @@ template <typename T> T pow(T a, T b) {
     return r;
   }
 }
-template <typename T> T maximum(T a, T b) {
-  if constexpr (kFloat<T>) if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+template <typename T>
+T maximum(T a, T b) {
+  if constexpr (kFloat<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   return a > b ? a : b;
 }
-template <typename T> T minimum(T a, T b) {
-  if constexpr (kFloat<T>) if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+template <typename T>
+T minimum(T a, T b) {
+  if constexpr (kFloat<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   return a < b ? a : b;
 }
-template <typename T> bool eq(T a, T b) { return a == b; }
-template <typename T> bool ne(T a, T b) { return a != b; }
-template <typename T> bool lt(T a, T b) { return a < b; }
-template <typename T> bool le(T a, T b) { return a <= b; }
-template <typename T> bool gt(T a, T b) { return a > b; }
-template <typename T> bool ge(T a, T b) { return a >= b; }
-template <typename T> bool logical_and(T a, T b) { return (a != T(0)) && (b != T(0)); }
-template <typename T> bool logical_or(T a, T b) { return (a != T(0)) || (b != T(0)); }
-template <typename T> bool logical_xor(T a, T b) { return (a != T(0)) != (b != T(0)); }
-template <typename T> bool logical_not(T a) { return a == T(0); }
+template <typename T>
+bool eq(T a, T b) {
+  return a == b;
+}
+template <typename T>
+bool ne(T a, T b) {
+  return a != b;
+}
+template <typename T>
+bool lt(T a, T b) {
+  return a < b;
+}
+template <typename T>
+bool le(T a, T b) {
+  return a <= b;
+}
+template <typename T>
+bool gt(T a, T b) {
+  return a > b;
+}
+template <typename T>
+bool ge(T a, T b) {
+  return a >= b;
+}
+template <typename T>
+bool logical_and(T a, T b) {
+  return (a != T(0)) && (b != T(0));
+}
+template <typename T>
+bool logical_or(T a, T b) {
+  return (a != T(0)) || (b != T(0));
+}
+template <typename T>
+bool logical_xor(T a, T b) {
+  return (a != T(0)) != (b != T(0));
+}
+template <typename T>
+bool logical_not(T a) {
+  return a == T(0);
+}
 
-template <typename T> T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
-  if constexpr (kFloat<T>) if (std::isnan(x)) return x;
+template <typename T>
+T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
+  if constexpr (kFloat<T>)
+    if (std::isnan(x)) return x;
   if (has_lo && x < lo) x = lo;
   if (has_hi && x > hi) x = hi;
   return x;
@@ -120,7 +233,8 @@ template <typename T> T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
 
 // Conversion between element types; float to int saturates NaN/out-of-range to INT64_MIN as x86 does,
 // instead of C++'s undefined behaviour.
-template <typename To, typename From> To convert(From v) {
+template <typename To, typename From>
+To convert(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {

@@ -15,10 +15,14 @@ using OutSpan = std::span<Tensor>;
 
 std::string_view c_type_name(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int64: return "long int";
-    case DType::Float32: return "float";
-    case DType::Float64: break;
+    case DType::Bool:
+      return "bool";
+    case DType::Int64:
+      return "long int";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      break;
   }
   return "double";
 }
@@ -32,9 +36,8 @@ struct MatmulShape {
 MatmulShape matmul_shape(const Tensor& a, const Tensor& b) {
   DYN_CHECK(a.ndim() >= 1 && b.ndim() >= 1, ErrorKind::Runtime,
             "both arguments to matmul need to be at least 1D, but they are {}D and {}D", a.ndim(), b.ndim());
-  DYN_CHECK(a.dtype() == b.dtype(), ErrorKind::Runtime,
-            "expected m1 and m2 to have the same dtype, but got: {} != {}", c_type_name(a.dtype()),
-            c_type_name(b.dtype()));
+  DYN_CHECK(a.dtype() == b.dtype(), ErrorKind::Runtime, "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            c_type_name(a.dtype()), c_type_name(b.dtype()));
   DYN_CHECK(a.dtype() != DType::Bool, ErrorKind::Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
   MatmulShape s;
   s.m = a.ndim() >= 2 ? a.size(a.ndim() - 2) : 1;

@@ -118,7 +118,8 @@ void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
   DType od = out[0].dtype();
   Tensor src = in[0];
   if (a.has_hi && src.dtype() != a.dtype) src = ops::to_dtype(src, a.dtype);
-  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64) src = ops::to_dtype(src, DType::Int64);
+  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64)
+    src = ops::to_dtype(src, DType::Int64);
   auto mask = reduced_mask(src, a.dims);
   int64_t rows, r;
   Tensor x = rows_layout(src, mask, &rows, &r);
@@ -288,12 +289,13 @@ void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
 
 void register_reduce_ops(OpDef* t) {
 #define DYN_R(n) set(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
-  DYN_R(sum) DYN_R(mean) DYN_R(amax) DYN_R(amin)
+  DYN_R(sum)
+  DYN_R(mean) DYN_R(amax) DYN_R(amin)
 #undef DYN_R
 #define DYN_I(n) set(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
-  DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)
+      DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)
 #undef DYN_I
-  set(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
+          set(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
   set(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);
 }
 

@@ -7,9 +7,9 @@
 #include <climits>
 
 #include "core/autograd/autograd.h"
-#include "core/storage.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/storage.h"
 
 namespace dyn {
 
@@ -67,10 +67,14 @@ DType result_type(std::span<const Tensor> ts) {
 
 std::string_view legacy_dtype_name(DType t) {
   switch (t) {
-    case DType::Bool: return "Bool";
-    case DType::Int64: return "Long";
-    case DType::Float32: return "Float";
-    case DType::Float64: break;
+    case DType::Bool:
+      return "Bool";
+    case DType::Int64:
+      return "Long";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      break;
   }
   return "Double";
 }
@@ -123,13 +127,19 @@ std::string format_attrs(OpId op, const Attrs& a) {
       return fmt::format("dim={}", a.dim);
     case OpClass::View:
       switch (op) {
-        case OpId::view: case OpId::expand: case OpId::permute: return dims(a.dims);
-        case OpId::select: return fmt::format("dim={}, index={}", a.dim, a.i0);
+        case OpId::view:
+        case OpId::expand:
+        case OpId::permute:
+          return dims(a.dims);
+        case OpId::select:
+          return fmt::format("dim={}, index={}", a.dim, a.i0);
         case OpId::slice:
           return fmt::format("dim={}, {}:{}:{}", a.dim, a.i0, a.i1 == INT64_MAX ? std::string() : std::to_string(a.i1),
                              a.i2);
-        case OpId::squeeze: return a.has_lo ? fmt::format("dim={}", a.dim) : std::string();
-        default: return fmt::format("dim={}", a.dim);
+        case OpId::squeeze:
+          return a.has_lo ? fmt::format("dim={}", a.dim) : std::string();
+        default:
+          return fmt::format("dim={}", a.dim);
       }
     case OpClass::Gather:
     case OpClass::Join:

@@ -3,45 +3,42 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/tensor.h"
 
 namespace dyn {
 
 // X(name, class, inputs, outputs). Inputs -1 = variadic.
-#define DYN_OPS(X)                                                                                         \
-  /* creation */                                                                                          \
-  X(full, Creation, 0, 1) X(arange, Creation, 0, 1) X(rand, Random, 0, 1) X(randn, Random, 0, 1)          \
-  X(randint, Random, 0, 1)                                                                                \
-  /* unary elementwise: formula in formulas.h */                                                          \
-  X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)    \
-  X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1)                      \
-  X(sigmoid, Unary, 1, 1) X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1)                  \
-  X(logical_not, Unary, 1, 1) X(floor, Unary, 1, 1) X(ceil, Unary, 1, 1) X(erf, Unary, 1, 1)              \
-  /* binary elementwise with broadcasting; a Python scalar operand is an attribute */                     \
-  X(add, Binary, 2, 1) X(sub, Binary, 2, 1) X(mul, Binary, 2, 1) X(div, Binary, 2, 1)                     \
-  X(floor_divide, Binary, 2, 1) X(remainder, Binary, 2, 1) X(pow, Binary, 2, 1)                           \
-  X(maximum, Binary, 2, 1) X(minimum, Binary, 2, 1) X(eq, Binary, 2, 1) X(ne, Binary, 2, 1)               \
-  X(lt, Binary, 2, 1) X(le, Binary, 2, 1) X(gt, Binary, 2, 1) X(ge, Binary, 2, 1)                         \
-  X(logical_and, Binary, 2, 1) X(logical_or, Binary, 2, 1) X(logical_xor, Binary, 2, 1)                   \
-  /* other elementwise */                                                                                 \
-  X(where, Ternary, 3, 1) X(clamp, Unary, 1, 1) X(cast, Unary, 1, 1)                                      \
-  /* reductions */                                                                                        \
-  X(sum, Reduce, 1, 1) X(mean, Reduce, 1, 1) X(amax, Reduce, 1, 1) X(amin, Reduce, 1, 1)                  \
-  X(max_dim, Reduce, 1, 2) X(min_dim, Reduce, 1, 2) X(argmax, Reduce, 1, 1) X(argmin, Reduce, 1, 1)       \
-  X(softmax, Normalize, 1, 1) X(log_softmax, Normalize, 1, 1)                                             \
-  /* linear algebra */                                                                                    \
-  X(matmul, Matmul, 2, 1)                                                                                 \
-  /* views: output aliases input 0; infer gives its full geometry, no kernel runs */                      \
-  X(view, View, 1, 1) X(permute, View, 1, 1) X(expand, View, 1, 1) X(select, View, 1, 1)                  \
-  X(slice, View, 1, 1) X(unsqueeze, View, 1, 1) X(squeeze, View, 1, 1)                                    \
-  /* gathers and joins */                                                                                 \
-  X(index, Gather, 2, 1) X(gather, Gather, 2, 1) X(masked_select, DataDependent, 2, 1) X(cat, Join, -1, 1)    \
-  /* accumulating scatters (autograd of index and gather): base + src added at index, in order */         \
-  X(index_add, Gather, 3, 1) X(scatter_add, Gather, 3, 1)
+#define DYN_OPS(X)                                                                                                     \
+  /* creation */                                                                                                       \
+  X(full, Creation, 0, 1)                                                                                              \
+  X(arange, Creation, 0, 1) X(rand, Random, 0, 1) X(randn, Random, 0, 1)                                               \
+      X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */                                          \
+      X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)             \
+          X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1) X(sigmoid, Unary, 1, 1)   \
+              X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1) X(logical_not, Unary, 1, 1)               \
+                  X(floor, Unary, 1, 1) X(ceil, Unary, 1, 1)                                                           \
+                      X(erf, Unary, 1,                                                                                 \
+                        1) /* binary elementwise with broadcasting; a Python scalar operand is an attribute */         \
+      X(add, Binary, 2, 1) X(sub, Binary, 2, 1) X(mul, Binary, 2, 1) X(div, Binary, 2, 1)                              \
+          X(floor_divide, Binary, 2, 1) X(remainder, Binary, 2, 1) X(pow, Binary, 2, 1) X(maximum, Binary, 2, 1)       \
+              X(minimum, Binary, 2, 1) X(eq, Binary, 2, 1) X(ne, Binary, 2, 1) X(lt, Binary, 2, 1) X(le, Binary, 2, 1) \
+                  X(gt, Binary, 2, 1) X(ge, Binary, 2, 1) X(logical_and, Binary, 2, 1) X(logical_or, Binary, 2, 1)     \
+                      X(logical_xor, Binary, 2, 1)                       /* other elementwise */                       \
+      X(where, Ternary, 3, 1) X(clamp, Unary, 1, 1) X(cast, Unary, 1, 1) /* reductions */                              \
+      X(sum, Reduce, 1, 1) X(mean, Reduce, 1, 1) X(amax, Reduce, 1, 1) X(amin, Reduce, 1, 1) X(max_dim, Reduce, 1, 2)  \
+          X(min_dim, Reduce, 1, 2) X(argmax, Reduce, 1, 1) X(argmin, Reduce, 1, 1) X(softmax, Normalize, 1, 1)         \
+              X(log_softmax, Normalize, 1, 1) /* linear algebra */                                                     \
+      X(matmul, Matmul, 2, 1) /* views: output aliases input 0; infer gives its full geometry, no kernel runs */       \
+      X(view, View, 1, 1) X(permute, View, 1, 1) X(expand, View, 1, 1) X(select, View, 1, 1) X(slice, View, 1, 1)      \
+          X(unsqueeze, View, 1, 1) X(squeeze, View, 1, 1) /* gathers and joins */                                      \
+      X(index, Gather, 2, 1) X(gather, Gather, 2, 1) X(masked_select, DataDependent, 2, 1)                             \
+          X(cat, Join, -1,                                                                                             \
+            1) /* accumulating scatters (autograd of index and gather): base + src added at index, in order */         \
+      X(index_add, Gather, 3, 1) X(scatter_add, Gather, 3, 1)
 
 enum class OpId : uint8_t {
 #define DYN_X(name, cls, nin, nout) name,
@@ -51,8 +48,20 @@ enum class OpId : uint8_t {
 };
 constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
-enum class OpClass : uint8_t { Creation, Random, Unary, Binary, Ternary, Reduce, Normalize, Matmul, View, Gather,
-                               DataDependent, Join };
+enum class OpClass : uint8_t {
+  Creation,
+  Random,
+  Unary,
+  Binary,
+  Ternary,
+  Reduce,
+  Normalize,
+  Matmul,
+  View,
+  Gather,
+  DataDependent,
+  Join
+};
 
 // Where a binary op's Python scalar operand stands.
 enum class ScalarSide : uint8_t { None, Rhs, Lhs };
@@ -93,8 +102,8 @@ struct OpDef {
   OpClass cls;
   int8_t num_inputs;
   int8_t num_outputs;
-  InferFn infer = nullptr;    // throws a user error on bad input; for DataDependent, dtype only
-  KernelFn kernel = nullptr;  // writes outputs allocated from infer (any strides); none for views
+  InferFn infer = nullptr;        // throws a user error on bad input; for DataDependent, dtype only
+  KernelFn kernel = nullptr;      // writes outputs allocated from infer (any strides); none for views
   BackwardFn backward = nullptr;  // none: not differentiable (bool outputs, indices, creation)
 };
 

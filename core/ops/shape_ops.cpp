@@ -133,7 +133,8 @@ void infer_expand(InSpan in, const Attrs& a, OutMeta* m) {
 
 void infer_select(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& t = in[0];
-  DYN_CHECK(t.ndim() > 0, ErrorKind::Index, "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number");
+  DYN_CHECK(t.ndim() > 0, ErrorKind::Index,
+            "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number");
   int d = wrap_dim(a.dim, t.ndim());
   int64_t size = t.size(d), i = a.i0;
   DYN_CHECK(i >= -size && i < size, ErrorKind::Index, "index {} is out of bounds for dimension {} with size {}", i, d,
@@ -303,8 +304,8 @@ void infer_cat(InSpan in, const Attrs& a, OutMeta* m) {
   DYN_CHECK(!in.empty(), ErrorKind::Runtime, "torch.cat(): expected a non-empty list of Tensors");
   const Tensor* ref = nullptr;
   for (size_t i = 0; i < in.size(); ++i) {
-    DYN_CHECK(in[i].ndim() > 0, ErrorKind::Runtime,
-              "zero-dimensional tensor (at position {}) cannot be concatenated", i);
+    DYN_CHECK(in[i].ndim() > 0, ErrorKind::Runtime, "zero-dimensional tensor (at position {}) cannot be concatenated",
+              i);
     if (!ref && !skipped_in_cat(in[i])) ref = &in[i];
   }
   m->dtype = result_type(in);
@@ -318,8 +319,8 @@ void infer_cat(InSpan in, const Attrs& a, OutMeta* m) {
   for (size_t i = 0; i < in.size(); ++i) {
     const Tensor& t = in[i];
     if (skipped_in_cat(t)) continue;
-    DYN_CHECK(t.ndim() == ref->ndim(), ErrorKind::Runtime,
-              "Tensors must have same number of dimensions: got {} and {}", ref->ndim(), t.ndim());
+    DYN_CHECK(t.ndim() == ref->ndim(), ErrorKind::Runtime, "Tensors must have same number of dimensions: got {} and {}",
+              ref->ndim(), t.ndim());
     for (int k = 0; k < t.ndim(); ++k)
       DYN_CHECK(k == d || t.size(k) == ref->size(k), ErrorKind::Runtime,
                 "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor "
@@ -348,7 +349,8 @@ void kernel_cat(InSpan in, const Attrs& a, OutSpan out) {
 void infer_index_add(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& base = in[0];
   DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Index, "index_add_(): Expected dtype int64 for index");
-  DYN_CHECK(in[2].dtype() == base.dtype(), ErrorKind::Runtime, "index_add_(): self and source must have the same dtype");
+  DYN_CHECK(in[2].dtype() == base.dtype(), ErrorKind::Runtime,
+            "index_add_(): self and source must have the same dtype");
   int d = wrap_dim(a.dim, base.ndim());
   DYN_CHECK(in[1].ndim() <= 1, ErrorKind::Index, "index_add_(): Index is supposed to be a vector");
   DYN_CHECK(in[2].ndim() == base.ndim() && in[2].size(d) == in[1].numel(), ErrorKind::Runtime,
@@ -383,7 +385,8 @@ void kernel_index_add(InSpan in, const Attrs& a, OutSpan out) {
 void infer_scatter_add(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& base = in[0];
   DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Runtime, "scatter_add(): Expected dtype int64 for index");
-  DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime, "scatter_add(): index and src must have the same shape");
+  DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime,
+            "scatter_add(): index and src must have the same shape");
   DYN_CHECK(in[1].ndim() == base.ndim(), ErrorKind::Runtime,
             "Index tensor must have the same number of dimensions as self tensor");
   wrap_dim(a.dim, base.ndim());

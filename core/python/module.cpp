@@ -55,7 +55,8 @@ namespace {
 
 using Args = PyObject* const*;
 #define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) {pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc}
+#define DYN_ENTRY(pyname, fn, doc) \
+  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
 
 // Splits f(*size, dtype=..., requires_grad=...) keyword arguments off a creation call.
 struct CreationKw {
@@ -139,7 +140,8 @@ DYN_FAST(f_randint) {
     high = int_arg("randint", "high", a[1]);
     size = a[2];
   }
-  return wrap(ops::randint(low, high, dims_arg("randint", "size", size), dtype_arg("randint", a[3]).value_or(DType::Int64)));
+  return wrap(
+      ops::randint(low, high, dims_arg("randint", "size", size), dtype_arg("randint", a[3]).value_or(DType::Int64)));
   DYN_CATCH
 }
 
@@ -180,12 +182,24 @@ DYN_FAST(f_like) {
   c.requires_grad = bool_arg(fn, "requires_grad", rg, false);
   Tensor t;
   switch (Kind) {
-    case 0: t = ops::full(like.shape(), Scalar::from_int(0), d); break;
-    case 1: t = ops::full(like.shape(), Scalar::from_int(1), d); break;
-    case 2: t = Tensor::empty(like.shape(), d); break;
-    case 3: t = ops::rand(like.shape(), d); break;
-    case 4: t = ops::randn(like.shape(), d); break;
-    default: t = ops::full(like.shape(), scalar_arg(fn, "fill_value", a[1]), d); break;
+    case 0:
+      t = ops::full(like.shape(), Scalar::from_int(0), d);
+      break;
+    case 1:
+      t = ops::full(like.shape(), Scalar::from_int(1), d);
+      break;
+    case 2:
+      t = Tensor::empty(like.shape(), d);
+      break;
+    case 3:
+      t = ops::rand(like.shape(), d);
+      break;
+    case 4:
+      t = ops::randn(like.shape(), d);
+      break;
+    default:
+      t = ops::full(like.shape(), scalar_arg(fn, "fill_value", a[1]), d);
+      break;
   }
   return finish(t, c);
   DYN_CATCH
@@ -213,8 +227,8 @@ DYN_FAST(f_from_numpy) {
 
 std::vector<Tensor> tensor_list(const char* fn, PyObject* seq_obj) {
   if (!PyList_Check(seq_obj) && !PyTuple_Check(seq_obj))
-    throw_type_error(fmt::format("{}(): argument 'tensors' must be a sequence of Tensors, not {}", fn,
-                                 Py_TYPE(seq_obj)->tp_name));
+    throw_type_error(
+        fmt::format("{}(): argument 'tensors' must be a sequence of Tensors, not {}", fn, Py_TYPE(seq_obj)->tp_name));
   PyObject* seq = PySequence_Fast(seq_obj, "");
   std::vector<Tensor> ts;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
@@ -314,8 +328,8 @@ DYN_FAST(f_blas_info) {
   DYN_TRY
   parse_args("blas_info", args, nargs, kw, {}, 0, nullptr);
   const BlasInfo& b = blas_info();
-  return Py_BuildValue("{s:O,s:s,s:s}", "loaded", b.loaded ? Py_True : Py_False, "library", b.library.c_str(),
-                       "core", b.core.c_str());
+  return Py_BuildValue("{s:O,s:s,s:s}", "loaded", b.loaded ? Py_True : Py_False, "library", b.library.c_str(), "core",
+                       b.core.c_str());
   DYN_CATCH
 }
 
@@ -398,11 +412,11 @@ PyMethodDef size_methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-PyStructSequence_Field max_fields[] = {{"values", "the extreme values"}, {"indices", "where they are"}, {nullptr, nullptr}};
+PyStructSequence_Field max_fields[] = {
+    {"values", "the extreme values"}, {"indices", "where they are"}, {nullptr, nullptr}};
 PyStructSequence_Desc max_desc = {"dyn.return_types.max", "(values, indices) of max/min along a dim", max_fields, 2};
 
-PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_dyn", "The engine of the dyn tensor library.", -1,
-                          module_functions};
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_dyn", "The engine of the dyn tensor library.", -1, module_functions};
 
 }  // namespace
 

@@ -4,9 +4,11 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/python/py_common.h"
 #include "viz/dot.h"
 #include "viz/render.h"
-#include "core/python/py_common.h"  // Python.h first, then the frame API
+
+// The frame API needs Python.h (from py_common.h) first.
 #include <frameobject.h>
 
 namespace dyn::py {
@@ -123,7 +125,7 @@ PyTypeObject CompiledStateType = [] {
 using Args = PyObject* const*;
 #define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
 #define DYN_ENTRY(pyname, fn, doc) \
-  {pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc}
+  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
 
 std::string str_arg(const char* fn, const char* arg, PyObject* o) {
   if (!o || !PyUnicode_Check(o)) throw_type_error(fmt::format("{}(): argument '{}' must be str", fn, arg));
@@ -212,8 +214,9 @@ DYN_FAST(f_region_begin) {
 // The one warning a function gets when it falls back to eager (cache_limit reached).
 int warn_fallback(CompiledFunction* fn) {
   if (!fn || !fn->take_fallback_warning()) return 0;
-  std::string msg = fmt::format("dyn.compile: '{}' reached cache_limit={} and runs eagerly from now on; last reason: {}",
-                                fn->name(), fn->options().cache_limit, fn->fallback_reason());
+  std::string msg =
+      fmt::format("dyn.compile: '{}' reached cache_limit={} and runs eagerly from now on; last reason: {}", fn->name(),
+                  fn->options().cache_limit, fn->fallback_reason());
   return PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 2);  // point at the caller of the compiled function
 }
 
@@ -301,7 +304,9 @@ DYN_FAST(f_set_package_dir) {
 
 // ---- debug queries ----
 
-PyObject* str_obj(const std::string& s) { return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())); }
+PyObject* str_obj(const std::string& s) {
+  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+}
 
 void set_item(PyObject* d, const char* k, PyObject* v) {
   if (!v) throw PythonErrorSet{};
@@ -392,8 +397,8 @@ DYN_FAST(f_counters) {
   CaptureLog& log = CaptureLog::get();
   const Counters& c = log.counters();
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
-                       c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks",
-                       c.graph_breaks, "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
+                       c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
+                       "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
                        static_cast<Py_ssize_t>(log.graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
                        "compile_s", c.compile_s, "execute_s", c.execute_s);
   DYN_CATCH
@@ -517,8 +522,8 @@ bool init_capture(PyObject* m) {
   if (PyType_Ready(&CompiledStateType) < 0) return false;
   GraphBreakError = PyErr_NewExceptionWithDoc(
       "dyn.GraphBreakError",
-      "A graph break in a function compiled with fullgraph=True: says where, why and what to do.",
-      PyExc_RuntimeError, nullptr);
+      "A graph break in a function compiled with fullgraph=True: says where, why and what to do.", PyExc_RuntimeError,
+      nullptr);
   if (!GraphBreakError) return false;
   Py_INCREF(GraphBreakError);
   PyModule_AddObject(m, "GraphBreakError", GraphBreakError);

@@ -39,7 +39,7 @@ inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == &TensorType || PyType_
 inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->t; }
 // New reference.
 PyObject* wrap(Tensor t);
-PyObject* dtype_object(DType t);  // borrowed
+PyObject* dtype_object(DType t);     // borrowed
 PyObject* make_size(const Dims& d);  // new reference to a dyn.Size
 
 // Sets the Python exception for the C++ exception being handled; returns nullptr.

@@ -45,12 +45,23 @@ PyObject* translate_exception() {
   } catch (const Error& e) {
     PyObject* type = PyExc_RuntimeError;
     switch (e.kind()) {
-      case ErrorKind::Value: type = PyExc_ValueError; break;
-      case ErrorKind::Index: type = PyExc_IndexError; break;
-      case ErrorKind::Type: type = PyExc_TypeError; break;
-      case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
-      case ErrorKind::GraphBreak: type = GraphBreakError; break;
-      case ErrorKind::Runtime: break;
+      case ErrorKind::Value:
+        type = PyExc_ValueError;
+        break;
+      case ErrorKind::Index:
+        type = PyExc_IndexError;
+        break;
+      case ErrorKind::Type:
+        type = PyExc_TypeError;
+        break;
+      case ErrorKind::NotImplemented:
+        type = PyExc_NotImplementedError;
+        break;
+      case ErrorKind::GraphBreak:
+        type = GraphBreakError;
+        break;
+      case ErrorKind::Runtime:
+        break;
     }
     PyErr_SetString(type, e.what());
   } catch (const std::bad_alloc&) {
@@ -70,8 +81,7 @@ void parse_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObjec
                 std::initializer_list<const char*> names, int required, PyObject** out) {
   const int n = static_cast<int>(names.size());
   for (int i = 0; i < n; ++i) out[i] = nullptr;
-  if (nargs > n)
-    throw_type_error(fmt::format("{}() takes at most {} positional arguments ({} given)", fn, n, nargs));
+  if (nargs > n) throw_type_error(fmt::format("{}() takes at most {} positional arguments ({} given)", fn, n, nargs));
   for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
   if (kwnames) {
     Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
@@ -179,15 +189,16 @@ std::optional<DType> dtype_arg(const char* fn, PyObject* o) {
   if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return default_float_dtype();
   if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
-  throw_type_error(fmt::format("{}(): argument 'dtype' must be dyn.dtype (dyn.float32, dyn.float64, dyn.int64 or "
-                               "dyn.bool), not {}",
-                               fn, Py_TYPE(o)->tp_name));
+  throw_type_error(
+      fmt::format("{}(): argument 'dtype' must be dyn.dtype (dyn.float32, dyn.float64, dyn.int64 or "
+                  "dyn.bool), not {}",
+                  fn, Py_TYPE(o)->tp_name));
 }
 
 const Tensor& tensor_arg(const char* fn, const char* arg, PyObject* o) {
   if (!o || !is_tensor(o))
-    throw_type_error(fmt::format("{}(): argument '{}' must be Tensor, not {}", fn, arg,
-                                 o ? Py_TYPE(o)->tp_name : "nothing"));
+    throw_type_error(
+        fmt::format("{}(): argument '{}' must be Tensor, not {}", fn, arg, o ? Py_TYPE(o)->tp_name : "nothing"));
   return unwrap(o);
 }
 
@@ -218,9 +229,10 @@ Dims shape_args(const char* fn, PyObject* const* args, Py_ssize_t nargs) {
   Dims d;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     if (PyFloat_Check(args[i]) || is_tensor(args[i]) || !PyIndex_Check(args[i]))
-      throw_type_error(fmt::format("{}(): argument 'size' must be tuple of ints, but found element of type {} at "
-                                   "pos {}",
-                                   fn, Py_TYPE(args[i])->tp_name, i));
+      throw_type_error(
+          fmt::format("{}(): argument 'size' must be tuple of ints, but found element of type {} at "
+                      "pos {}",
+                      fn, Py_TYPE(args[i])->tp_name, i));
     d.push_back(int_arg(fn, "size", args[i]));
   }
   return d;
@@ -244,7 +256,7 @@ void collect(PyObject* o, int depth, Collected* c) {
               "only one element tensors can be converted to Python scalars");
     ensure_materialized(t, BreakKind::Item, "dyn.tensor() of a list holding tensors");
     Scalar s;
-    s = is_floating(t.dtype()) ? Scalar::from_double(ops::item_double(t))
+    s = is_floating(t.dtype())     ? Scalar::from_double(ops::item_double(t))
         : t.dtype() == DType::Bool ? Scalar::from_bool(ops::item_int(t) != 0)
                                    : Scalar::from_int(ops::item_int(t));
     if (depth != c->shape.size()) fail(ErrorKind::Value, "expected sequence at dim {} (got a number)", depth);
@@ -322,15 +334,17 @@ Tensor buffer_tensor(PyObject* obj) {
     std::string f = v.format ? v.format : "B";
     PyBuffer_Release(&v);
     delete h;
-    throw_type_error(fmt::format("can't convert an array with buffer format '{}' to a dyn tensor: dyn supports "
-                                 "float32, float64, int64 and bool; convert it first, e.g. arr.astype(numpy.float32)",
-                                 f));
+    throw_type_error(
+        fmt::format("can't convert an array with buffer format '{}' to a dyn tensor: dyn supports "
+                    "float32, float64, int64 and bool; convert it first, e.g. arr.astype(numpy.float32)",
+                    f));
   }
   Dims shape, strides;
   try {
     for (int i = 0; i < v.ndim; ++i) {
       shape.push_back(v.shape[i]);
-      if (v.strides[i] % v.itemsize != 0) fail(ErrorKind::Value, "array strides are not a multiple of its element size");
+      if (v.strides[i] % v.itemsize != 0)
+        fail(ErrorKind::Value, "array strides are not a multiple of its element size");
       strides.push_back(v.strides[i] / v.itemsize);
     }
   } catch (...) {
@@ -375,9 +389,12 @@ PyObject* tensor_to_list(const Tensor& t) {
     return visit_dtype(t.dtype(), [&](auto tag) -> PyObject* {
       using T = decltype(tag);
       T v = t.data<T>()[off];
-      if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
-      else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(v);
-      else return PyFloat_FromDouble(static_cast<double>(v));
+      if constexpr (std::is_same_v<T, bool>)
+        return PyBool_FromLong(v);
+      else if constexpr (std::is_integral_v<T>)
+        return PyLong_FromLongLong(v);
+      else
+        return PyFloat_FromDouble(static_cast<double>(v));
     });
   };
   std::function<PyObject*(int, int64_t)> rec = [&](int d, int64_t off) -> PyObject* {

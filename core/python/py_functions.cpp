@@ -16,7 +16,8 @@ namespace {
 
 using Args = PyObject* const*;
 #define DYN_FAST(name) PyObject* name(PyObject* self, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) {pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc}
+#define DYN_ENTRY(pyname, fn, doc) \
+  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
 
 const Tensor& T(PyObject* self) { return unwrap(self); }
 Tensor& Tm(PyObject* self) { return reinterpret_cast<PyTensor*>(self)->t; }
@@ -42,8 +43,8 @@ Tensor binary_with(OpId op, const Tensor& a, PyObject* other, PyObject* alpha) {
   }
   if (is_tensor(other)) return ops::binary(op, a, unwrap(other));
   if (to_scalar(other, &s)) return ops::binary(op, a, s);
-  throw_type_error(fmt::format("{}(): argument 'other' must be Tensor or Number, not {}", op_name(op),
-                               Py_TYPE(other)->tp_name));
+  throw_type_error(
+      fmt::format("{}(): argument 'other' must be Tensor or Number, not {}", op_name(op), Py_TYPE(other)->tp_name));
 }
 
 template <OpId Op>
@@ -337,7 +338,8 @@ DYN_FAST(m_stride) {
   PyObject* a[1];
   parse_args("stride", args, nargs, kw, {"dim"}, 0, a);
   const Tensor& t = T(self);
-  if (a[0] && a[0] != Py_None) return PyLong_FromLongLong(t.strides()[wrap_dim(int_arg("stride", "dim", a[0]), t.ndim())]);
+  if (a[0] && a[0] != Py_None)
+    return PyLong_FromLongLong(t.strides()[wrap_dim(int_arg("stride", "dim", a[0]), t.ndim())]);
   PyObject* tup = PyTuple_New(t.ndim());
   for (int i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t.strides()[i]));
   return tup;
@@ -494,11 +496,10 @@ DYN_FAST(m_requires_grad_) {
 #define DYN_B(n) DYN_ENTRY(#n, m_binary<OpId::n>, "elementwise " #n " with broadcasting"),
 PyMethodDef tensor_methods[] = {
     DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid)
-    DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(neg) DYN_U(floor) DYN_U(ceil) DYN_U(logical_not)
-    DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
-    DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
-    DYN_B(logical_or) DYN_B(logical_xor)
-    DYN_ENTRY("add_", m_binary_<OpId::add>, "in-place add"),
+        DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(neg) DYN_U(floor) DYN_U(ceil) DYN_U(logical_not) DYN_B(add) DYN_B(sub)
+            DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum) DYN_B(minimum)
+                DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and) DYN_B(logical_or)
+                    DYN_B(logical_xor) DYN_ENTRY("add_", m_binary_<OpId::add>, "in-place add"),
     DYN_ENTRY("sub_", m_binary_<OpId::sub>, "in-place sub"),
     DYN_ENTRY("mul_", m_binary_<OpId::mul>, "in-place mul"),
     DYN_ENTRY("div_", m_binary_<OpId::div>, "in-place div"),
@@ -551,7 +552,8 @@ PyMethodDef tensor_methods[] = {
     DYN_ENTRY("tolist", m_tolist, "nested Python lists"),
     DYN_ENTRY("numpy", m_numpy, "a numpy array sharing this tensor's memory"),
     DYN_ENTRY("requires_grad_", m_requires_grad_, "set requires_grad in place"),
-    DYN_ENTRY("backward", m_backward, "backward(gradient=None, retain_graph=False): accumulate gradients into leaves' .grad"),
+    DYN_ENTRY("backward", m_backward,
+              "backward(gradient=None, retain_graph=False): accumulate gradients into leaves' .grad"),
     DYN_ENTRY("_grad_fn_name", m_grad_fn, "the name of the node that made this tensor, or None"),
     {nullptr, nullptr, 0, nullptr},
 };

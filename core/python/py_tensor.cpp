@@ -73,8 +73,7 @@ PyObject* logical_op(OpId op, PyObject* a, PyObject* b) {
   DYN_TRY
   const Tensor* t = is_tensor(a) ? &unwrap(a) : &unwrap(b);
   if (t->dtype() != DType::Bool)
-    fail(ErrorKind::Runtime, "dyn supports &, | and ^ on bool tensors only; got {}",
-         dtype_name(t->dtype()));
+    fail(ErrorKind::Runtime, "dyn supports &, | and ^ on bool tensors only; got {}", dtype_name(t->dtype()));
   return binary_op(op, a, b);
   DYN_CATCH
 }
@@ -93,8 +92,8 @@ PyObject* nb_abs(PyObject* a) {
 }
 PyObject* nb_invert(PyObject* a) {
   DYN_TRY
-  DYN_CHECK(unwrap(a).dtype() == DType::Bool, ErrorKind::Runtime,
-            "dyn supports ~ on bool tensors only; got {}", dtype_name(unwrap(a).dtype()));
+  DYN_CHECK(unwrap(a).dtype() == DType::Bool, ErrorKind::Runtime, "dyn supports ~ on bool tensors only; got {}",
+            dtype_name(unwrap(a).dtype()));
   return wrap(ops::unary(OpId::logical_not, unwrap(a)));
   DYN_CATCH
 }
@@ -395,19 +394,22 @@ PyObject* tp_repr(PyObject* self) {
   ensure_materialized(t, BreakKind::Print, "repr()/print()");
   EagerScope eager;  // formatting takes views of data that is already there
   auto fn = grad_fn_of(t);
-  std::string s = format_tensor(t, fn ? "grad_fn=<" + fn->name() + ">" : t.impl()->requires_grad_ ? "requires_grad=True" : "");
+  std::string s = format_tensor(t, fn                         ? "grad_fn=<" + fn->name() + ">"
+                                   : t.impl()->requires_grad_ ? "requires_grad=True"
+                                                              : "");
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
   DYN_CATCH
 }
 
 PyObject* tp_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   DYN_TRY
-  if (kwargs && PyDict_Size(kwargs) > 0) throw_type_error("dyn.Tensor() takes no keyword arguments; use dyn.tensor(data, dtype=...)");
+  if (kwargs && PyDict_Size(kwargs) > 0)
+    throw_type_error("dyn.Tensor() takes no keyword arguments; use dyn.tensor(data, dtype=...)");
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   if (n == 1 && (PyList_Check(PyTuple_GET_ITEM(args, 0)) || is_tensor(PyTuple_GET_ITEM(args, 0))))
     return wrap(tensor_from_data(PyTuple_GET_ITEM(args, 0), default_float_dtype()));
-  return wrap(ops::full(shape_args("Tensor", &PyTuple_GET_ITEM(args, 0), n), Scalar::from_double(0),
-                        default_float_dtype()));
+  return wrap(
+      ops::full(shape_args("Tensor", &PyTuple_GET_ITEM(args, 0), n), Scalar::from_double(0), default_float_dtype()));
   DYN_CATCH
 }
 

@@ -102,7 +102,7 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   };
   int a = add_node(OpId::mul, {in}, Scalar::from_double(2));
   int b = add_node(OpId::mul, {in}, Scalar::from_double(2));  // same as a
-  add_node(OpId::exp, {in}, Scalar{});                         // dead
+  add_node(OpId::exp, {in}, Scalar{});                        // dead
   int c = add_node(OpId::sub, {a}, Scalar::from_double(1));
   int d = add_node(OpId::sub, {b}, Scalar::from_double(1));  // same as c once b is a
   g.outputs = {c, d};

@@ -94,7 +94,8 @@ TEST(Matmul, BatchedBroadcastMatchesLoops) {
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 6; ++j) {
           double want = 0;
-          for (int k = 0; k < 4; ++k) want += a.data<double>()[p * 12 + i * 4 + k] * b.data<double>()[q * 24 + k * 6 + j];
+          for (int k = 0; k < 4; ++k)
+            want += a.data<double>()[p * 12 + i * 4 + k] * b.data<double>()[q * 24 + k * 6 + j];
           EXPECT_NEAR(c.data<double>()[((p * 5 + q) * 3 + i) * 6 + j], want, 1e-12);
         }
 }

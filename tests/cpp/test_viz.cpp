@@ -29,8 +29,8 @@ std::string capture_chain(const std::string& name, int n) {
 TEST(Dot, EscapesAnythingAndParsesBack) {
   for (std::string nasty : {std::string("say \"hi\""), std::string("back\\slash"), std::string("new\nline"),
                             std::string("{braces} [brackets] <angle> ;|&"), std::string("tab\there")}) {
-    std::string dot = "digraph g { a [label=\"" + viz::dot_escape(nasty) + "\", tooltip=\"" + viz::dot_escape(nasty) +
-                      "\"]; }";
+    std::string dot =
+        "digraph g { a [label=\"" + viz::dot_escape(nasty) + "\", tooltip=\"" + viz::dot_escape(nasty) + "\"]; }";
     EXPECT_EQ(viz::check_dot(dot), "") << nasty;
   }
 }
