@@ -23,6 +23,8 @@ class Storage {
   bool pending_writes = false;
   // Bumped by every in-place write: autograd checks that values it saved were not changed since.
   int64_t version = 0;
+  // Memory another library lent read-only (a read-only numpy array): in-place ops refuse it.
+  bool read_only = false;
   void release();
 
  private:

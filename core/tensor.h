@@ -65,6 +65,11 @@ class Tensor {
     p_ = nullptr;
   }
 
+  // Another handle to an impl someone else owns (it gains a reference).
+  static Tensor borrow(TensorImpl* impl) {
+    impl->refs_.fetch_add(1, std::memory_order_relaxed);
+    return Tensor(impl);
+  }
   // A fresh contiguous tensor with uninitialized data.
   static Tensor empty(const Dims& shape, DType dtype);
   // A view of this tensor's storage with other geometry.

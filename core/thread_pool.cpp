@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,19 +37,20 @@ class Pool {
       return;
     }
     std::lock_guard<std::mutex> submit(submit_mu_);
+    // Each job has its own counters: a worker still holding an old job can only find it drained.
+    auto job = std::make_shared<Job>();
+    job->begin = begin, job->end = end, job->grain = grain, job->nchunks = nchunks, job->fn = fn, job->ctx = ctx;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      job_ = Job{begin, end, grain, nchunks, fn, ctx};
-      next_.store(0);
-      done_.store(0);
+      job_ = job;
       ++generation_;
     }
     cv_.notify_all();
     t_in_parallel = true;
-    drain();
+    drain(*job);
     t_in_parallel = false;
     std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return done_.load() == job_.nchunks; });
+    done_cv_.wait(lk, [&] { return job->done.load() == job->nchunks; });
   }
 
  private:
@@ -56,14 +58,15 @@ class Pool {
     int64_t begin = 0, end = 0, grain = 1, nchunks = 0;
     void (*fn)(void*, int64_t, int64_t) = nullptr;
     void* ctx = nullptr;
+    std::atomic<int64_t> next{0}, done{0};
   };
 
-  void drain() {
+  void drain(Job& job) {
     for (;;) {
-      int64_t c = next_.fetch_add(1);
-      if (c >= job_.nchunks) return;
-      job_.fn(job_.ctx, job_.begin + c * job_.grain, std::min(job_.end, job_.begin + (c + 1) * job_.grain));
-      if (done_.fetch_add(1) + 1 == job_.nchunks) {
+      int64_t c = job.next.fetch_add(1);
+      if (c >= job.nchunks) return;
+      job.fn(job.ctx, job.begin + c * job.grain, std::min(job.end, job.begin + (c + 1) * job.grain));
+      if (job.done.fetch_add(1) + 1 == job.nchunks) {
         std::lock_guard<std::mutex> lk(mu_);
         done_cv_.notify_all();
       }
@@ -74,13 +77,15 @@ class Pool {
     t_in_parallel = true;
     uint64_t seen = 0;
     for (;;) {
+      std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lk(mu_);
         cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
+        job = job_;
       }
-      drain();
+      if (job) drain(*job);
     }
   }
 
@@ -98,8 +103,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex submit_mu_, mu_;
   std::condition_variable cv_, done_cv_;
-  Job job_;
-  std::atomic<int64_t> next_{0}, done_{0};
+  std::shared_ptr<Job> job_;
   uint64_t generation_ = 0;
   bool stop_ = false;
 };

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -70,25 +72,32 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // --report is written however the run ends (after the REPL, or at :quit).
-  struct ReportAtExit {
-    Session& s;
-    const std::optional<std::string>& path;
-    ~ReportAtExit() {
-      if (path) s.run_line(":report " + *path);
+  // --report is written however the run ends (after the REPL, at :quit, or when stopped at a
+  // breakpoint); a report that cannot be written makes the exit status 1.
+  auto write_report = [&](int status) {
+    if (!opt.report) return status;
+    std::FILE* f = std::fopen(opt.report->c_str(), "w");
+    std::string html = dyn::viz::html_report("dynrepl report");
+    if (!f || std::fwrite(html.data(), 1, html.size(), f) != html.size()) {
+      std::fprintf(stderr, "dynrepl: error: cannot write the report '%s': %s\n", opt.report->c_str(),
+                   std::strerror(errno));
+      if (f) std::fclose(f);
+      return status ? status : 1;
     }
-  } report_at_exit{session, opt.report};
+    std::fclose(f);
+    return status;
+  };
 
   int status = 0;
   if (opt.script)
     status = py.run_file(*opt.script);
   else if (opt.code)
     status = py.run_source(*opt.code, "<string>");
-  if (session.quit_requested()) return session.exit_status();  // Ctrl-D or :quit while stopped
+  if (session.quit_requested()) return write_report(session.exit_status());  // Ctrl-D or :quit while stopped
   // -e lines run even after the script failed, so a failed run can still be inspected.
   for (const auto& line : opt.exec) {
     session.run_line(line);
-    if (session.quit_requested()) return status ? status : session.exit_status();
+    if (session.quit_requested()) return write_report(status ? status : session.exit_status());
   }
   bool nothing_to_run = !opt.script && !opt.code && opt.exec.empty();
   bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && tty));
@@ -97,5 +106,5 @@ int main(int argc, char** argv) {
     int s = session.loop();
     if (status == 0) status = s;
   }
-  return status;
+  return write_report(status);
 }

@@ -131,15 +131,21 @@ void Session::set_dot_dir(const std::string& dir) {
 
 void Session::on_event(const Event& e, void* self_ptr) {
   auto* self = static_cast<Session*>(self_ptr);
-  if (!self->dot_dir_.empty() && e.kind == EventKind::Compile) {
-    std::string id = fmt::format("{}[{}].{}", e.fn, e.entry, e.segment);
-    std::string name = id;
-    std::replace(name.begin(), name.end(), '/', '_');
-    std::ofstream f(self->dot_dir_ + "/" + name + ".dot");
-    try {
-      f << viz::dot_text(id);
-    } catch (const Error&) {
-      // the graph record is written right after its compile event; nothing to draw yet is not an error
+  if (!self->dot_dir_.empty() && (e.kind == EventKind::Compile || e.kind == EventKind::Recompile)) {
+    // A compile writes its graph; a recompile also the graphs the new entry shares with an older one.
+    std::vector<std::string> ids;
+    if (e.kind == EventKind::Compile) ids.push_back(fmt::format("{}[{}].{}", e.fn, e.entry, e.segment));
+    for (const auto& r : CaptureLog::get().graphs())
+      if (e.kind == EventKind::Recompile && r->fn == e.fn && r->entry == e.entry) ids.push_back(r->id());
+    for (const std::string& id : ids) {
+      std::string name = id;
+      std::replace(name.begin(), name.end(), '/', '_');
+      std::ofstream f(self->dot_dir_ + "/" + name + ".dot");
+      try {
+        f << viz::dot_text(id);
+      } catch (const Error&) {
+        // nothing recorded under that id (yet): nothing to draw
+      }
     }
   }
   if (self->events_file_) {

@@ -45,8 +45,12 @@ std::string camel(std::string_view s) {
 }
 }  // namespace
 
+AutogradMeta::~AutogradMeta() {
+  if (accumulator) accumulator->leaf = nullptr;
+}
+
 std::string GradNode::name() const {
-  if (leaf.defined()) return "AccumulateGrad";
+  if (accumulates) return "AccumulateGrad";
   return camel(op_name(op)) + "Backward0";
 }
 
@@ -113,7 +117,8 @@ std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
   AutogradMeta& m = meta(leaf);
   if (!m.accumulator) {
     m.accumulator = std::make_shared<GradNode>();
-    m.accumulator->leaf = leaf;
+    m.accumulator->leaf = leaf.impl();
+    m.accumulator->accumulates = true;
   }
   return m.accumulator;
 }
@@ -219,12 +224,13 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     ready.erase(ready.begin());
     std::vector<Tensor> gout = std::move(grads[n]);
     grads.erase(n);
-    if (n->leaf.defined()) {
+    if (n->accumulates) {
       const Tensor& g = gout.empty() ? Tensor() : gout[0];
-      if (g.defined()) {
-        Tensor gg = g.dtype() == n->leaf.dtype() ? g : ops::to_dtype(g, n->leaf.dtype());
-        const Tensor& old = grad_of(n->leaf);
-        set_grad(n->leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, n->leaf));
+      if (g.defined() && n->leaf) {  // a leaf that no longer exists needs no gradient
+        Tensor leaf = Tensor::borrow(n->leaf);
+        Tensor gg = g.dtype() == leaf.dtype() ? g : ops::to_dtype(g, leaf.dtype());
+        const Tensor& old = grad_of(leaf);
+        set_grad(leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, leaf));
       }
       continue;
     }
@@ -249,7 +255,7 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       const GradEdge& e = n->next[i];
       if (!e.node) continue;
       auto& slot = grads[e.node.get()];
-      size_t width = e.node->leaf.defined() ? 1 : std::max<size_t>(1, e.node->outputs.size());
+      size_t width = e.node->accumulates ? 1 : std::max<size_t>(1, e.node->outputs.size());
       if (slot.size() < width) slot.resize(width);
       if (i < gin.size() && gin[i].defined()) {
         Tensor& acc = slot[e.output];

@@ -24,13 +24,17 @@ struct GradNode {
   std::vector<int64_t> versions;  // their storages' versions when saved (-1: no storage yet)
   std::vector<Tensor> outputs;    // detached aliases of its outputs
   std::vector<GradEdge> next;     // per input; node == nullptr when that input needs no gradient
-  Tensor leaf;                    // set for an AccumulateGrad node: the leaf whose .grad it fills
-  bool released = false;          // saved values freed by a backward without retain_graph
-  std::string name() const;       // "MulBackward0", "AccumulateGrad"
+  // AccumulateGrad: the leaf whose .grad it fills. Not owned (the leaf owns this node through its
+  // AutogradMeta; owning it back would leak every leaf): cleared when the leaf dies.
+  TensorImpl* leaf = nullptr;
+  bool accumulates = false;
+  bool released = false;     // saved values freed by a backward without retain_graph
+  std::string name() const;  // "MulBackward0", "AccumulateGrad"
 };
 
 // A tensor's autograd state (attached to its TensorImpl).
 struct AutogradMeta {
+  ~AutogradMeta();
   Tensor grad;
   std::shared_ptr<GradNode> grad_fn;
   int output = 0;                         // which output of grad_fn this tensor is

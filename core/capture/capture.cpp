@@ -37,6 +37,7 @@ namespace dyn {
 
 thread_local Capture* Capture::active_ = nullptr;
 bool Capture::paused_ = false;
+std::atomic<int> Capture::live_{0};
 
 void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
 
@@ -245,7 +246,9 @@ std::string Capture::describe_pending(const TensorImpl* impl) const {
 Capture::Capture(std::shared_ptr<CompiledFunction> fn) : fn_(std::move(fn)) {}
 
 bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
-  if (active_) return false;
+  // Inside a region: inlined. While the script is stopped at a breakpoint: run eagerly (a nested
+  // capture would take cache entries the stopped call is building).
+  if (active_ || paused_) return false;
   if (fn->fallback_) {  // runs eagerly, but it is still a call
     fn->calls++;
     CaptureLog::get().counters().calls++;
@@ -282,6 +285,7 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
     c->last_failed_ = e;
   }
   active_ = c;
+  ++live_;
   if (c->candidates_.empty())
     c->switch_to_record();
   else
@@ -316,6 +320,7 @@ void Capture::end() {
     active_ = nullptr;
     double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
     (c->replaying() ? log.counters().replay_s : log.counters().trace_s) += own;
+    --live_;
     delete c;
   };
   try {
@@ -339,6 +344,10 @@ void Capture::end() {
     for (auto& [p, v] : c->lazies_) poison(p);
     c->lazies_.clear();
     for (const std::string& id : c->new_graph_ids_) log.remove_graph(id);
+    if (c->recompile_event_ >= 0) {  // the announced entry was never made
+      log.counters().recompiles--;
+      log.erase_event(c->recompile_event_);
+    }
     finish();
     throw;
   }
@@ -369,7 +378,19 @@ void Capture::abort() {
   for (Storage* s : c->pending_) s->pending_writes = false;
   active_ = nullptr;
   log.counters().trace_s += std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+  --live_;
   delete c;
+}
+
+void Capture::poison_live() {
+  for (auto& [p, v] : lazies_) poison(p);
+  lazies_.clear();
+  for (Storage* s : pending_) s->pending_writes = false;
+  pending_.clear();
+  seg_ = Graph{};
+  inputs_.clear();
+  candidates_.clear();
+  new_entry_ = -1;  // a trace that failed to run is not kept
 }
 
 void Capture::name_input(const Tensor& t, InputKind kind, const std::string& name) {
@@ -453,12 +474,34 @@ void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tenso
   }
 }
 
+Storage* Capture::outside_storage_of(int v) {
+  const Graph& g = replaying() ? cached_segment().graph : seg_;
+  for (;;) {
+    if (v < 0 || v >= static_cast<int>(g.values.size())) return nullptr;
+    int p = g.values[v].producer;
+    if (p < 0) {
+      const Tensor& t =
+          replaying() ? (v < static_cast<int>(bound_.size()) ? bound_[v] : Tensor()) : seg_.values[v].input;
+      return t.defined() ? t.storage() : nullptr;
+    }
+    const Node& n = g.nodes[p];
+    if (n.target >= 0)
+      v = n.target;
+    else if (op_def(n.op).cls == OpClass::View)
+      v = n.inputs[0];
+    else
+      return nullptr;
+  }
+}
+
 void Capture::bind_target(Tensor& self, int value) {
   TensorImpl* p = self.impl();
-  if (p->capture_ != this && p->storage_) {
-    // A tensor from outside the region: its memory changes when the segment runs.
-    p->storage_->pending_writes = true;
-    pending_.push_back(p->storage_);
+  // A tensor from outside the region (or a view of one): its memory changes when the segment
+  // runs, so any other view of it must sync before it is read.
+  Storage* outside = p->capture_ != this ? p->storage_ : outside_storage_of(p->lazy_value_);
+  if (outside && !outside->pending_writes) {
+    outside->pending_writes = true;
+    pending_.push_back(outside);
   }
   p->capture_ = this;
   p->lazy_value_ = value;
@@ -642,10 +685,20 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
   if (self) bind(*self, n.target);
   if (op_def(op).cls == OpClass::Random) rng_.push_back({node_k_, {a.seed, a.offset}});
   ++node_k_;
-  if (self)
+  if (self) {
     bind_target(*self, n.outputs[0]);
-  else
+  } else if (op_def(op).cls == OpClass::View) {
+    // Storage offsets are not guarded (a slice x[i:i+b] would recompile for every i): a view's
+    // geometry comes from this call's input, as eager mode would give it.
+    OutMeta m;
+    op_def(op).infer(in, a, &m);
     make_lazy_outputs(g, n, out);
+    TensorImpl* p = out->back().impl();
+    p->strides_ = m.strides;
+    p->offset_ = m.offset;
+  } else {
+    make_lazy_outputs(g, n, out);
+  }
   return true;
 }
 
@@ -800,10 +853,13 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   double t1 = log.now();
   compile_s_ += t1 - t0;
   std::vector<Tensor> slots;
-  {
+  try {
     EagerScope eager;
     RunInputs ri{&bound_, &rng_};
     slots = execute(s.graph, plan.get(), ri);
+  } catch (...) {
+    poison_live();
+    throw;
   }
   double t2 = log.now();
   execute_s_ += t2 - t1;
@@ -831,8 +887,9 @@ Observation Capture::observe(BreakKind kind, const Tensor* t) {
 // ---- sync ----
 
 void Capture::graph_break(BreakKind kind, const std::string& what, const Tensor* observed) {
-  // dyn.sync() with nothing recorded since the last sync cuts nothing, recording or replaying.
-  if (kind == BreakKind::ExplicitSync && (replaying() ? node_k_ == 0 : seg_.nodes.empty())) return;
+  // Nothing recorded since the last sync (dyn.sync(), or an op with no lazy form right after a
+  // break): nothing to cut, recording or replaying alike.
+  if (replaying() ? node_k_ == 0 : seg_.nodes.empty()) return;
   if (fn_->options().fullgraph) {
     SourceStack where = current_source();
     SourceLoc top = where.top();
@@ -896,9 +953,12 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   if (compiled) log.counters().compile_s += t1 - t0;
 
   std::vector<Tensor> slots;
-  {
+  try {
     EagerScope eager;  // kernels call ops internally: those must run, not record
     slots = execute(seg_, seg->plan.get());
+  } catch (...) {
+    poison_live();  // what ran before the error stays done, as in eager; nothing runs twice
+    throw;
   }
   double t2 = log.now();
   execute_s_ += t2 - t1;

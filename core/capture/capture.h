@@ -5,6 +5,7 @@
 // against the trace, and the cached plans run at the sync points. See Note [capture] and
 // Note [replay] in capture.cpp.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -129,6 +130,8 @@ class Capture {
   // pending node instead, and reading its data is a user error.
   static void set_paused(bool p) { paused_ = p; }
   static bool paused() { return paused_; }
+  // Regions running now on any thread (a reset must wait until none is).
+  static int live() { return live_.load(); }
   // "%12 f32[4, 8] pending  # add(%10, %11) at file.py:7" for a lazy tensor of this capture.
   std::string describe_pending(const TensorImpl* impl) const;
 
@@ -165,10 +168,15 @@ class Capture {
   void size_bound();
   void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out);
   void bind_target(Tensor& self, int value);
+  // The storage of the outside tensor a value is (a view of), if any: writes to it must be seen.
+  Storage* outside_storage_of(int value);
+  // A segment whose run failed is not run again (by abort): its live tensors lose their values.
+  void poison_live();
   Observation observe(BreakKind kind, const Tensor* t);
 
   static thread_local Capture* active_;
   static bool paused_;
+  static std::atomic<int> live_;
   std::shared_ptr<CompiledFunction> fn_;
   int segment_index_ = 0;
   // live lazy tensors: impl -> its value id (in seg_ while recording, in the cached segment while replaying)

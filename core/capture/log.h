@@ -63,7 +63,9 @@ class CaptureLog {
   // Like add, but a cache hit of the same entry as the last event only bumps its count.
   void add_coalesced(Event e);
   const std::vector<Event>& events() const { return events_; }
-  void erase_event(int i) { events_.erase(events_.begin() + i); }
+  void erase_event(int i) {
+    if (i >= 0 && i < static_cast<int>(events_.size())) events_.erase(events_.begin() + i);
+  }
   Counters& counters() { return counters_; }
   // Stores a compiled graph once per id; returns the stored record.
   GraphRecord& graph(const std::string& fn, int entry, int segment, Graph g);

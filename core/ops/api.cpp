@@ -165,7 +165,9 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   DYN_CHECK(b == self.shape(), ErrorKind::Runtime, "output with shape {} doesn't match the broadcast shape {}",
             dims_str(self.shape()), dims_str(b));
   Tensor s = src;
-  if (s.same_storage(self)) s = clone(s);  // a view of self would be overwritten while being read
+  // A source sharing memory with self would be overwritten while it is read. Lazy tensors have no
+  // memory yet to compare, so any lazy side is copied first (correct, if sometimes a copy too many).
+  if (s.lazy() || self.lazy() || (s.storage() && s.same_storage(self))) s = clone(s);
   Tensor e = expand(s, self.shape());
   Attrs at;
   at.dtype = self.dtype();

@@ -241,7 +241,8 @@ T apply_unary(T x) {
 #define DYN_CASE(n) \
   if constexpr (Op == OpId::n) return formula::n(x);
   DYN_CASE(neg)
-  DYN_CASE(abs) DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin) DYN_CASE(cos) DYN_CASE(tanh)
+  DYN_CASE(abs)
+  DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin) DYN_CASE(cos) DYN_CASE(tanh)
       DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor) DYN_CASE(ceil) DYN_CASE(erf)
 #undef DYN_CASE
           return x;
@@ -312,7 +313,8 @@ auto apply_binary(T x, T y) {
 #define DYN_CASE(n) \
   if constexpr (Op == OpId::n) return formula::n(x, y);
   DYN_CASE(add)
-  DYN_CASE(sub) DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder) DYN_CASE(pow) DYN_CASE(maximum)
+  DYN_CASE(sub)
+  DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder) DYN_CASE(pow) DYN_CASE(maximum)
       DYN_CASE(minimum) DYN_CASE(eq) DYN_CASE(ne) DYN_CASE(lt) DYN_CASE(le) DYN_CASE(gt) DYN_CASE(ge)
           DYN_CASE(logical_and) DYN_CASE(logical_or) DYN_CASE(logical_xor)
 #undef DYN_CASE
@@ -439,7 +441,8 @@ void register_elementwise_ops(OpDef* t) {
   set(t, OpId::randint, infer_random, kernel_randint);
 #define DYN_U(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
   DYN_U(neg)
-  DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid) DYN_U(relu)
+  DYN_U(abs)
+  DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid) DYN_U(relu)
       DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil) DYN_U(erf)
 #undef DYN_U
 #define DYN_B(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);

@@ -290,7 +290,8 @@ void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
 void register_reduce_ops(OpDef* t) {
 #define DYN_R(n) set(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
   DYN_R(sum)
-  DYN_R(mean) DYN_R(amax) DYN_R(amin)
+  DYN_R(mean)
+  DYN_R(amax) DYN_R(amin)
 #undef DYN_R
 #define DYN_I(n) set(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
       DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)

@@ -169,10 +169,16 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
 }
 
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  if (self.storage() && self.storage()->read_only)
+    fail(ErrorKind::Runtime,
+         "this tensor shares read-only memory (from a read-only numpy array or buffer): in-place ops cannot write "
+         "it; make a copy first with .clone()");
   if (grad_enabled()) check_inplace_grad(self, in);
-  if (Storage* st = self.storage()) ++st->version;
-  if (Capture* c = Capture::active()) return c->record_into(op, in, a, self);
-  dispatch_into_eager(op, in, a, self);
+  if (Capture* c = Capture::active())
+    c->record_into(op, in, a, self);
+  else
+    dispatch_into_eager(op, in, a, self);
+  if (Storage* st = self.storage()) ++st->version;  // only once the write is certain
 }
 
 Tensor dispatch_eager(OpId op, std::span<const Tensor> in, const Attrs& a) {
@@ -215,9 +221,36 @@ void check_into(const OutMeta& m, const Tensor& self) {
          legacy_dtype_name(self.dtype()));
 }
 
+namespace {
+// The first and one-past-last element a dense (non-overlapping, gap-free) view touches.
+bool dense_extent(const Tensor& t, int64_t* lo, int64_t* hi) {
+  if (!t.is_contiguous()) return false;
+  *lo = t.offset();
+  *hi = t.offset() + t.numel();
+  return true;
+}
+
+// An in-place op reading memory it also writes, shifted (x[1:] += x[:-1]), would read values it
+// already overwrote: PyTorch refuses it, and so do we (identical views are fine: elementwise).
+void check_partial_overlap(const Tensor& self, std::span<const Tensor> in) {
+  int64_t slo, shi, lo, hi;
+  if (!self.storage() || !dense_extent(self, &slo, &shi)) return;
+  for (const Tensor& t : in) {
+    if (!t.storage() || t.storage() != self.storage() || t.numel() == 0) continue;
+    bool same = t.offset() == self.offset() && t.shape() == self.shape() && t.strides() == self.strides();
+    if (same || !dense_extent(t, &lo, &hi)) continue;
+    if (lo < shi && slo < hi)
+      fail(ErrorKind::Runtime,
+           "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.");
+  }
+}
+}  // namespace
+
 void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
   const OpDef& d = op_def(op);
   check_arity(d, in);
+  check_partial_overlap(self, in);
   if (!self.impl()->storage_) self.raw_data();
   OutMeta m;
   d.infer(in, a, &m);

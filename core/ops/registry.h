@@ -15,8 +15,8 @@ namespace dyn {
 #define DYN_OPS(X)                                                                                                     \
   /* creation */                                                                                                       \
   X(full, Creation, 0, 1)                                                                                              \
-  X(arange, Creation, 0, 1) X(rand, Random, 0, 1) X(randn, Random, 0, 1)                                               \
-      X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */                                          \
+  X(arange, Creation, 0, 1)                                                                                            \
+  X(rand, Random, 0, 1) X(randn, Random, 0, 1) X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */ \
       X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)             \
           X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1) X(sigmoid, Unary, 1, 1)   \
               X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1) X(logical_not, Unary, 1, 1)               \

@@ -117,6 +117,9 @@ void infer_expand(InSpan in, const Attrs& a, OutMeta* m) {
     }
     int64_t have = t.size(j);
     if (want == -1) want = have;
+    DYN_CHECK(want >= 0, ErrorKind::Runtime,
+              "The expanded size of the tensor ({}) isn't allowed: sizes must be non-negative (or -1 to keep one)",
+              want);
     if (have != want) {
       DYN_CHECK(have == 1, ErrorKind::Runtime,
                 "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension "

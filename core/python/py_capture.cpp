@@ -167,8 +167,10 @@ void name_tensors(Capture* c, PyObject* o, const std::string& name, InputKind ki
     Py_ssize_t pos = 0;
     while (PyDict_Next(o, &pos, &k, &v)) {
       PyObject* r = PyObject_Repr(k);
-      std::string key = r ? PyUnicode_AsUTF8(r) : "?";
+      const char* text = r ? PyUnicode_AsUTF8(r) : nullptr;
+      std::string key = text ? text : "?";
       Py_XDECREF(r);
+      PyErr_Clear();  // a key whose repr fails still names its tensor, just less helpfully
       name_tensors(c, v, name + "[" + key + "]", kind, depth + 1);
     }
   }
@@ -183,29 +185,38 @@ DYN_FAST(f_region_begin) {
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
   if (!Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn)) Py_RETURN_FALSE;
   Capture* c = Capture::active();
-  if (a[1] && PyTuple_Check(a[1])) {
-    PyObject* names = a[3] && PyTuple_Check(a[3]) ? a[3] : nullptr;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[1]); ++i) {
-      PyObject* arg = PyTuple_GET_ITEM(a[1], i);
-      if (!is_tensor(arg) && !PyList_Check(arg) && !PyTuple_Check(arg) && !PyDict_Check(arg)) continue;
-      std::string name = names && i < PyTuple_GET_SIZE(names) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i))
-                                                              : "args[" + std::to_string(i) + "]";
-      name_tensors(c, arg, name, InputKind::Argument, 0);
+  try {
+    if (a[1] && PyTuple_Check(a[1])) {
+      PyObject* names = a[3] && PyTuple_Check(a[3]) ? a[3] : nullptr;
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[1]); ++i) {
+        PyObject* arg = PyTuple_GET_ITEM(a[1], i);
+        if (!is_tensor(arg) && !PyList_Check(arg) && !PyTuple_Check(arg) && !PyDict_Check(arg)) continue;
+        std::string name = names && i < PyTuple_GET_SIZE(names) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i))
+                                                                : "args[" + std::to_string(i) + "]";
+        name_tensors(c, arg, name, InputKind::Argument, 0);
+      }
     }
-  }
-  if (a[2] && PyDict_Check(a[2])) {
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(a[2], &pos, &k, &v))
-      if (PyUnicode_Check(k)) name_tensors(c, v, PyUnicode_AsUTF8(k), InputKind::Argument, 0);
-  }
-  if (a[4] && PyList_Check(a[4])) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[4]); ++i) {
-      PyObject* pair = PyList_GET_ITEM(a[4], i);
-      if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 && is_tensor(PyTuple_GET_ITEM(pair, 1)))
-        c->name_input(unwrap(PyTuple_GET_ITEM(pair, 1)), InputKind::Parameter,
-                      PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)));
+    if (a[2] && PyDict_Check(a[2])) {
+      PyObject *k, *v;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(a[2], &pos, &k, &v))
+        if (PyUnicode_Check(k)) name_tensors(c, v, PyUnicode_AsUTF8(k), InputKind::Argument, 0);
     }
+    if (a[4] && PyList_Check(a[4])) {
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[4]); ++i) {
+        PyObject* pair = PyList_GET_ITEM(a[4], i);
+        if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 && is_tensor(PyTuple_GET_ITEM(pair, 1)))
+          c->name_input(unwrap(PyTuple_GET_ITEM(pair, 1)), InputKind::Parameter,
+                        PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)));
+      }
+    }
+  } catch (...) {
+    Capture::abort();  // the region never started for the caller: it must not stay open
+    throw;
+  }
+  if (PyErr_Occurred()) {
+    Capture::abort();
+    return nullptr;
   }
   Py_RETURN_TRUE;
   DYN_CATCH
@@ -483,7 +494,9 @@ DYN_FAST(f_render) {
 DYN_FAST(f_reset) {
   DYN_TRY
   parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
-  DYN_CHECK(!Capture::active(), ErrorKind::Runtime, "dyn.debug.reset() cannot run inside a compiled function");
+  DYN_CHECK(Capture::live() == 0 && !Capture::paused(), ErrorKind::Runtime,
+            "dyn.debug.reset() cannot run while a compiled function is running (or stopped at a breakpoint); call "
+            "it after the call returns");
   CaptureLog::get().reset();
   clear_plan_cache();
   CompiledFunction::reset_all();

@@ -324,9 +324,15 @@ void release_buffer(void* ctx) {
 // Wraps an object's buffer as a tensor sharing its memory.
 Tensor buffer_tensor(PyObject* obj) {
   auto* h = new BufferHold();
-  if (PyObject_GetBuffer(obj, &h->view, PyBUF_RECORDS_RO) != 0) {
-    delete h;
-    throw PythonErrorSet{};
+  bool read_only = false;
+  if (PyObject_GetBuffer(obj, &h->view, PyBUF_RECORDS) != 0) {
+    // Read-only memory (np.load(mmap_mode="r"), bytes): shared, but in-place ops refuse it.
+    PyErr_Clear();
+    if (PyObject_GetBuffer(obj, &h->view, PyBUF_RECORDS_RO) != 0) {
+      delete h;
+      throw PythonErrorSet{};
+    }
+    read_only = true;
   }
   Py_buffer& v = h->view;
   auto dt = format_dtype(v.format ? v.format : "B", v.itemsize);
@@ -358,6 +364,7 @@ Tensor buffer_tensor(PyObject* obj) {
     if (strides[i] < 0 && shape[i] > 0) low += strides[i] * (shape[i] - 1);
   char* base = static_cast<char*>(v.buf) + low * v.itemsize;
   Storage* st = Storage::wrap(base, static_cast<size_t>(v.len), release_buffer, h);
+  st->read_only = read_only;
   return Tensor(new TensorImpl(st, shape, strides, -low, *dt));
 }
 

@@ -360,7 +360,7 @@ int bf_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->buf = t.raw_data();
   view->obj = self_ref(self);
   view->len = t.numel() * static_cast<Py_ssize_t>(itemsize(t.dtype()));
-  view->readonly = 0;
+  view->readonly = t.storage() && t.storage()->read_only ? 1 : 0;
   view->itemsize = static_cast<Py_ssize_t>(itemsize(t.dtype()));
   view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(formats[static_cast<int>(t.dtype())]) : nullptr;
   view->ndim = nd;

@@ -49,7 +49,7 @@ class TestDot(unittest.TestCase):
 
     def test_dot_dir_writes_every_compiled_graph(self):
         self.assertEqual(sorted(self.dots["branchy"]),
-                         ["explain(fn)[0].0.dot", "explain(fn)[0].1.dot", "fn[0].0.dot", "fn[1].1.dot"])
+                         ["explain(fn)[0].0.dot", "explain(fn)[0].1.dot", "fn[0].0.dot", "fn[1].0.dot", "fn[1].1.dot"])
         self.assertEqual(sorted(self.dots["recompiles"]), ["f[0].0.dot", "f[1].0.dot", "f[2].0.dot", "g[0].0.dot"])
 
     def test_golden_dot(self):

@@ -85,9 +85,10 @@ class CompiledFunction:
         self.backend = backend
         if self._module is None:
             functools.update_wrapper(self, target)
-        _registry[id(target)] = self
-        if self._module is not None:
-            _registry[id(self._module)] = self
+        if _count:  # explain()'s private compile must not take over lookups of the original
+            _registry[id(target)] = self
+            if self._module is not None:
+                _registry[id(self._module)] = self
 
     @property
     def name(self):
