@@ -138,7 +138,7 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
     // their grad_fn, which is why outputs are saved as detached aliases). The same handle also
     // keeps a traced backward reading the very graph value the forward read.
     node->inputs.push_back(t);
-    node->versions.push_back(t.storage() ? t.storage()->version : -1);
+    node->versions.push_back(t.lazy() ? -2 - t.impl()->lazy_value_ : t.storage() ? t.storage()->version : -1);
     GradEdge e;
     if (requires_grad(t)) {
       auto fn = grad_fn_of(t);
@@ -238,9 +238,17 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       fail(ErrorKind::Runtime,
            "Trying to backward through the graph a second time (or directly access saved tensors after they have "
            "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
-    for (size_t i = 0; i < n->inputs.size(); ++i) {
-      Storage* st = n->inputs[i].defined() ? n->inputs[i].storage() : nullptr;
-      if (st && i < n->versions.size() && n->versions[i] >= 0 && st->version != n->versions[i])
+    for (size_t i = 0; i < n->inputs.size() && i < n->versions.size(); ++i) {
+      const Tensor& t = n->inputs[i];
+      if (!t.defined()) continue;
+      int64_t saved = n->versions[i];
+      if (saved <= -2 && t.lazy() && -2 - t.impl()->lazy_value_ != saved)
+        fail(ErrorKind::Runtime,
+             "one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "input {} of {} was changed after it was used. Compute on a clone, or modify it after backward()",
+             i, n->name());
+      Storage* st = t.storage();
+      if (st && saved >= 0 && st->version != saved)
         fail(ErrorKind::Runtime,
              "one of the variables needed for gradient computation has been modified by an inplace operation: "
              "input {} of {} is at version {}; expected version {} instead. Compute on a clone, or modify it after "

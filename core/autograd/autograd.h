@@ -20,10 +20,12 @@ struct GradEdge {
 struct GradNode {
   OpId op;
   Attrs attrs;
-  std::vector<Tensor> inputs;     // the op's inputs (they never point back to this node)
-  std::vector<int64_t> versions;  // their storages' versions when saved (-1: no storage yet)
-  std::vector<Tensor> outputs;    // detached aliases of its outputs
-  std::vector<GradEdge> next;     // per input; node == nullptr when that input needs no gradient
+  std::vector<Tensor> inputs;  // the op's inputs (they never point back to this node)
+  // Their versions when saved: the storage's counter, or for a lazy tensor its graph value (an
+  // in-place op inside a region rebinds the tensor to a new value), encoded as -2 - value.
+  std::vector<int64_t> versions;
+  std::vector<Tensor> outputs;  // detached aliases of its outputs
+  std::vector<GradEdge> next;   // per input; node == nullptr when that input needs no gradient
   // AccumulateGrad: the leaf whose .grad it fills. Not owned (the leaf owns this node through its
   // AutogradMeta; owning it back would leak every leaf): cleared when the leaf dies.
   TensorImpl* leaf = nullptr;

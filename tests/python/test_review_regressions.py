@@ -87,6 +87,18 @@ class TestRegressions(unittest.TestCase):
         y.backward()
         self.assertEqual(w.grad.tolist(), [1.0] * 4)
 
+    def test_saved_value_modified_in_place_is_caught_inside_a_region_too(self):
+        def step(a, x):
+            b = x * 2
+            c = a * b
+            b.add_(1)
+            c.sum().backward()
+            return a.grad
+
+        for fn in (step, dyn.compile(step)):
+            with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+                fn(dyn.ones(3, requires_grad=True), dyn.ones(3))
+
     def test_view_offsets_on_replay_come_from_the_call(self):
         @dyn.compile
         def f(x):
