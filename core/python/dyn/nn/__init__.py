@@ -301,7 +301,20 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """Children indexed by position: shared by Sequential and ModuleList."""
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_ModuleSequence):
     def __init__(self, *modules):
         super().__init__()
         if len(modules) == 1 and isinstance(modules[0], OrderedDict):
@@ -316,17 +329,8 @@ class Sequential(Module):
             x = m(x)
         return x
 
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     def __init__(self, modules=()):
         super().__init__()
         for m in modules:
@@ -335,15 +339,6 @@ class ModuleList(Module):
     def append(self, m):
         setattr(self, str(len(self._modules)), m)
         return self
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
 
 class ModuleDict(Module):
