@@ -476,22 +476,12 @@ void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tenso
 
 Storage* Capture::outside_storage_of(int v) {
   const Graph& g = replaying() ? cached_segment().graph : seg_;
-  for (;;) {
-    if (v < 0 || v >= static_cast<int>(g.values.size())) return nullptr;
-    int p = g.values[v].producer;
-    if (p < 0) {
-      const Tensor& t =
-          replaying() ? (v < static_cast<int>(bound_.size()) ? bound_[v] : Tensor()) : seg_.values[v].input;
-      return t.defined() ? t.storage() : nullptr;
-    }
-    const Node& n = g.nodes[p];
-    if (n.target >= 0)
-      v = n.target;
-    else if (op_def(n.op).cls == OpClass::View)
-      v = n.inputs[0];
-    else
-      return nullptr;
-  }
+  if (v < 0 || v >= static_cast<int>(g.values.size())) return nullptr;
+  int root = root_of(g, v);
+  if (g.values[root].producer >= 0) return nullptr;  // a buffer made inside the region
+  const Tensor& t =
+      replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : seg_.values[root].input;
+  return t.defined() ? t.storage() : nullptr;
 }
 
 void Capture::bind_target(Tensor& self, int value) {

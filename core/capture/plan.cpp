@@ -40,7 +40,6 @@ std::string cse_key(const Node& n, const std::vector<int>& remap) {
 }
 }  // namespace
 
-// The buffer a value lives in: views and in-place results share their operand's.
 int root_of(const Graph& g, int v) {
   for (;;) {
     int p = g.values[v].producer;

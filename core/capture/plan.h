@@ -18,6 +18,9 @@ struct Plan {
   size_t nodes_before = 0;
 };
 
+// The value whose buffer v lives in: views and in-place results share their operand's.
+int root_of(const Graph& g, int v);
+
 // Fills plan->release from the last use of each value (graph outputs are never released).
 void plan_releases(const Graph& g, Plan* plan);
 
