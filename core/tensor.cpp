@@ -154,7 +154,8 @@ void Tensor::no_data() const {
          "runs); :continue first");
   if (p_->poisoned())
     fail(ErrorKind::Runtime,
-         "this tensor was computed inside a compiled function that raised an exception; its value is lost");
+         "this tensor has no value: it was made after an op that raised an exception in the same compiled graph "
+         "(see that call's traceback), so eager mode would have stopped before making it");
   fail(ErrorKind::Runtime, "internal error: the data of a lazy tensor was read without a sync");
 }
 

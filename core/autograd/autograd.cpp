@@ -73,7 +73,9 @@ void set_grad(const Tensor& t, const Tensor& g) {
               "assigned grad has data of a different type: expected {}, got {}", dtype_name(t.dtype()),
               dtype_name(g.dtype()));
   }
-  meta(t).grad = g;
+  AutogradMeta& m = meta(t);
+  if (Capture* c = Capture::active()) c->note_grad_change(t, m.grad);
+  m.grad = g;
 }
 
 std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
@@ -113,6 +115,40 @@ void check_inplace_grad(const Tensor& self, std::span<const Tensor> in) {
 }
 
 namespace {
+// Its version now (Note [versions] in capture.cpp): -1 when it has no memory to write.
+int64_t version_now(const Tensor& t) {
+  const TensorImpl* p = t.impl();
+  if (p->lazy()) return p->capture_->version_of(t);
+  return p->storage_ ? p->storage_->version : -1;
+}
+
+// Which inputs the derivative reads the values of. A Python-number operand changes that: x * 2's
+// derivative is 2, it reads nothing of x (PyTorch's mul.Scalar saves nothing either).
+uint32_t saved_inputs(OpId op, const Attrs& a, size_t num_inputs) {
+  uint32_t mask = op_def(op).saved_inputs;
+  if (op_def(op).cls != OpClass::Binary || num_inputs != 1) return mask;
+  bool lhs = a.side == ScalarSide::Lhs;  // 2 / x reads x; x / 2 does not
+  switch (op) {
+    case OpId::mul:
+      return 0;
+    case OpId::div:
+    case OpId::remainder:
+      return lhs ? 1u : 0u;
+    default:
+      return mask & 1u;
+  }
+}
+
+void check_version(const GradNode& n, const Tensor& t, int64_t saved, const char* what, size_t i) {
+  if (!t.defined() || saved < 0) return;
+  int64_t now = version_now(t);
+  if (now != saved)
+    fail(ErrorKind::Runtime,
+         "one of the variables needed for gradient computation has been modified by an inplace operation: {} {} of "
+         "{} is at version {}; expected version {} instead. Compute on a clone, or modify it after backward()",
+         what, i, n.name(), now, saved);
+}
+
 std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
   AutogradMeta& m = meta(leaf);
   if (!m.accumulator) {
@@ -133,12 +169,14 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   auto node = std::make_shared<GradNode>();
   node->op = op;
   node->attrs = a;
+  uint32_t saved = saved_inputs(op, a, in.size());
   for (const Tensor& t : in) {
     // Inputs are kept as they are: they never point back to this node (only outputs could, through
     // their grad_fn, which is why outputs are saved as detached aliases). The same handle also
     // keeps a traced backward reading the very graph value the forward read.
     node->inputs.push_back(t);
-    node->versions.push_back(t.lazy() ? -2 - t.impl()->lazy_value_ : t.storage() ? t.storage()->version : -1);
+    bool reads = node->versions.size() < 32 && (saved >> node->versions.size() & 1u);
+    node->versions.push_back(reads ? version_now(t) : -1);
     GradEdge e;
     if (requires_grad(t)) {
       auto fn = grad_fn_of(t);
@@ -162,6 +200,7 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   }
   if (node->outputs.size() < out.size())  // keep output positions aligned for multi-output ops
     node->outputs.resize(out.size());
+  if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
 }
 
 namespace {
@@ -238,23 +277,9 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       fail(ErrorKind::Runtime,
            "Trying to backward through the graph a second time (or directly access saved tensors after they have "
            "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
-    for (size_t i = 0; i < n->inputs.size() && i < n->versions.size(); ++i) {
-      const Tensor& t = n->inputs[i];
-      if (!t.defined()) continue;
-      int64_t saved = n->versions[i];
-      if (saved <= -2 && t.lazy() && -2 - t.impl()->lazy_value_ != saved)
-        fail(ErrorKind::Runtime,
-             "one of the variables needed for gradient computation has been modified by an inplace operation: "
-             "input {} of {} was changed after it was used. Compute on a clone, or modify it after backward()",
-             i, n->name());
-      Storage* st = t.storage();
-      if (st && saved >= 0 && st->version != saved)
-        fail(ErrorKind::Runtime,
-             "one of the variables needed for gradient computation has been modified by an inplace operation: "
-             "input {} of {} is at version {}; expected version {} instead. Compute on a clone, or modify it after "
-             "backward()",
-             i, n->name(), st->version, n->versions[i]);
-    }
+    for (size_t i = 0; i < n->inputs.size() && i < n->versions.size(); ++i)
+      check_version(*n, n->inputs[i], n->versions[i], "input", i);
+    if (!n->outputs.empty()) check_version(*n, n->outputs[0], n->output_version, "output", 0);
     std::vector<Tensor> gin(n->inputs.size());
     bool any = false;
     for (const Tensor& g : gout) any = any || g.defined();

@@ -21,9 +21,10 @@ struct GradNode {
   OpId op;
   Attrs attrs;
   std::vector<Tensor> inputs;  // the op's inputs (they never point back to this node)
-  // Their versions when saved: the storage's counter, or for a lazy tensor its graph value (an
-  // in-place op inside a region rebinds the tensor to a new value), encoded as -2 - value.
+  // The versions of the inputs the derivative reads (OpDef::saved_inputs) when the op ran; -1 for
+  // inputs it does not read, which may change before backward() as in PyTorch.
   std::vector<int64_t> versions;
+  int64_t output_version = -1;  // the same for output 0, when the derivative reads it (exp, tanh)
   std::vector<Tensor> outputs;  // detached aliases of its outputs
   std::vector<GradEdge> next;   // per input; node == nullptr when that input needs no gradient
   // AccumulateGrad: the leaf whose .grad it fills. Not owned (the leaf owns this node through its

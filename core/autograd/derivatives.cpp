@@ -360,6 +360,25 @@ void register_derivatives(OpDef* t) {
   set(t, OpId::erf, d_erf);
   set(t, OpId::remainder, d_remainder);
   set(t, OpId::masked_select, d_masked_select);
+
+  // What each derivative above reads, so backward() checks exactly those for in-place changes.
+  auto saves = [&](std::initializer_list<OpId> ops, uint32_t inputs, bool output) {
+    for (OpId op : ops) {
+      t[static_cast<int>(op)].saved_inputs = inputs;
+      t[static_cast<int>(op)].saves_output = output;
+    }
+  };
+  constexpr uint32_t kIn0 = 1, kIn1 = 2, kBoth = 3;
+  saves({OpId::abs, OpId::log, OpId::sin, OpId::cos, OpId::gelu, OpId::silu, OpId::clamp, OpId::erf, OpId::max_dim,
+         OpId::min_dim},
+        kIn0, false);
+  saves({OpId::exp, OpId::sqrt, OpId::rsqrt, OpId::tanh, OpId::sigmoid, OpId::relu, OpId::softmax, OpId::log_softmax},
+        0, true);
+  saves({OpId::mul, OpId::div, OpId::maximum, OpId::minimum, OpId::remainder, OpId::matmul}, kBoth, false);
+  saves({OpId::pow}, kBoth, true);
+  saves({OpId::amax, OpId::amin}, kIn0, true);
+  saves({OpId::where}, kIn0, false);  // the condition
+  saves({OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add, OpId::masked_select}, kIn1, false);
 }
 
 }  // namespace dyn

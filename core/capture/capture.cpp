@@ -27,6 +27,7 @@
 #include "core/capture/capture.h"
 
 #include <algorithm>
+#include <cassert>
 #include <set>
 
 #include "core/autograd/autograd.h"
@@ -132,6 +133,10 @@ void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
     p->capture_->graph_break(kind, what, &t);
   } else if (p->storage_ && p->storage_->pending_writes) {
     if (Capture* c = Capture::active()) c->graph_break(kind, what, &t);
+  } else if (kind == BreakKind::Numpy && p->storage_) {
+    // The memory escapes to numpy, which may write it at any later line: the recorded ops that
+    // read it must run first, as they did in eager mode.
+    if (Capture* c = Capture::active(); c && c->reads_storage(p->storage_)) c->graph_break(kind, what, &t);
   }
 }
 
@@ -282,8 +287,10 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
     }
     g.where = current_source();
     c->failures_.push_back(std::move(g));
-    c->last_failed_ = e;
   }
+  // An entry that failed a global-state guard matched nothing of this call: the new trace shares
+  // no prefix with it (last_failed_ stays -1).
+
   active_ = c;
   ++live_;
   if (c->candidates_.empty())
@@ -382,15 +389,104 @@ void Capture::abort() {
   delete c;
 }
 
-void Capture::poison_live() {
-  for (auto& [p, v] : lazies_) poison(p);
+void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots) {
+  auto value_at = [&](int v) { return v >= 0 && v < static_cast<int>(slots.size()) ? slots[v] : Tensor(); };
+  for (auto& [p, v] : lazies_) {
+    int value = v;
+    p->capture_ = nullptr;
+    p->lazy_value_ = -1;
+    Tensor r = value_at(value);
+    if (r.defined() && r.impl() == p) continue;  // an outside in-place target: its memory is current
+    if (!r.defined() && p->storage_) continue;   // an outside target whose write never ran: unchanged
+    if (!r.defined()) {
+      // A view of a buffer that exists is that view, whether or not the view op itself ran.
+      Tensor root = value_at(root_of(g, value));
+      if (!root.defined() || !root.storage()) {
+        p->lazy_value_ = TensorImpl::kPoisoned;  // made after the failing op: eager never made it
+        continue;
+      }
+      root.storage()->retain();
+      p->storage_ = root.storage();
+      continue;
+    }
+    r.storage()->retain();
+    if (p->storage_) p->storage_->release();
+    p->storage_ = r.storage();
+    p->strides_ = r.strides();
+    p->offset_ = r.offset();
+  }
   lazies_.clear();
-  for (Storage* s : pending_) s->pending_writes = false;
+  // A .grad that backward() set after the failing op never got its value: put back the one
+  // eager mode would have left (backward never ran there).
+  std::vector<std::pair<Tensor, Tensor>> notes;
+  notes.swap(grad_notes_);
+  for (auto& [leaf, old] : notes) {
+    const Tensor& now = grad_of(leaf);
+    if (now.defined() && now.impl()->poisoned()) set_grad(leaf, old);
+  }
+  for (Storage* st : pending_) st->pending_writes = false;
   pending_.clear();
   seg_ = Graph{};
   inputs_.clear();
+  writes_.clear();
   candidates_.clear();
   new_entry_ = -1;  // a trace that failed to run is not kept
+}
+
+void Capture::note_grad_change(const Tensor& leaf, const Tensor& old_grad) {
+  for (const auto& [l, o] : grad_notes_)
+    if (l.impl() == leaf.impl()) return;
+  grad_notes_.emplace_back(leaf, old_grad);
+}
+
+bool Capture::reads_storage(const Storage* st) const {
+  for (const auto& [impl, id] : inputs_)
+    if (impl->storage_ == st) return true;
+  return false;
+}
+
+// Note [versions]
+// Autograd saves a tensor's version with it and compares at backward(). A concrete tensor's
+// version is its storage's write count. A lazy tensor has no storage yet: its version is the
+// write count of the buffer it will live in — the outside storage it is a view of, or the root
+// value of the current segment (writes_). When the segment runs, each root's storage starts at
+// that count, so a version saved while lazy compares correctly after the sync too.
+int64_t Capture::version_of(const Tensor& t) const {
+  const TensorImpl* p = t.impl();
+  if (p->capture_ != this) return p->storage_ ? p->storage_->version : -1;
+  const Graph& g = current_graph();
+  int v = p->lazy_value_;
+  if (v < 0 || v >= static_cast<int>(g.values.size())) return -1;
+  int root = root_of(g, v);
+  if (g.values[root].producer < 0) {
+    const Tensor& in =
+        replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : g.values[root].input;
+    return in.defined() && in.storage() ? in.storage()->version : -1;
+  }
+  auto it = writes_.find(root);
+  return it == writes_.end() ? 0 : it->second;
+}
+
+std::pair<const Storage*, int> Capture::buffer_of(const Tensor& t) {
+  TensorImpl* p = t.impl();
+  if (p->capture_ != this) return {p->storage_, -1};
+  const Graph& g = current_graph();
+  int root = root_of(g, p->lazy_value_);
+  if (g.values[root].producer < 0) return {outside_storage_of(p->lazy_value_), -1};
+  return {nullptr, root};
+}
+
+void Capture::check_record(OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self) {
+  const OpDef& d = op_def(op);
+  if (d.check_values) {
+    EagerScope eager;  // reading an index tensor may make it contiguous: host work, not the trace's
+    d.check_values(in, a);
+  }
+  if (!self) return;
+  auto target = buffer_of(*self);
+  for (const Tensor& t : in)
+    if (buffer_of(t) == target && (target.first || target.second >= 0) && partially_overlap(*self, t))
+      fail_partial_overlap();
 }
 
 void Capture::name_input(const Tensor& t, InputKind kind, const std::string& name) {
@@ -432,15 +528,18 @@ int Capture::value_of(const Tensor& t) {
 }
 
 std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, const Attrs& a, const OutMeta* metas,
-                                         int target) {
+                                         const Tensor* self) {
   const OpDef& d = op_def(op);
   Node n;
   n.op = op;
   n.attrs = a;
+  // Everything this node adds comes after values_before, the target's first entry included: a
+  // call that diverges at this node keeps exactly the values before it.
   n.values_before = static_cast<int>(seg_.values.size());
   n.where = current_source();
   n.inputs.reserve(in.size());
   for (const Tensor& t : in) n.inputs.push_back(value_of(t));
+  int target = self ? value_of(*self) : -1;
   n.target = target;
   int k = static_cast<int>(seg_.nodes.size());
   for (int o = 0; o < d.num_outputs; ++o) {
@@ -505,32 +604,47 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
     EagerScope eager;  // the op runs now, on the inputs the break just computed
     return dispatch_eager(op, in, a);
   }
+  check_record(op, in, a, nullptr);
   std::vector<Tensor> out;
   if (replaying() && replay_op(op, in, a, nullptr, &out)) return out[0];
   OutMeta m;
   d.infer(in, a, &m);
-  return record_node(op, in, a, &m, -1)[0];
+  return record_node(op, in, a, &m, nullptr)[0];
 }
 
 std::pair<Tensor, Tensor> Capture::record2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  check_record(op, in, a, nullptr);
   std::vector<Tensor> out;
   if (!(replaying() && replay_op(op, in, a, nullptr, &out))) {
     OutMeta m[2];
     op_def(op).infer(in, a, m);
-    out = record_node(op, in, a, m, -1);
+    out = record_node(op, in, a, m, nullptr);
   }
   return {out[0], out[1]};
 }
 
 void Capture::record_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
-  if (replaying() && replay_op(op, in, a, &self, nullptr)) return;
+  check_record(op, in, a, &self);
+  // A write into a lazy tensor's buffer counts as a version of that buffer (Note [versions]); a
+  // concrete target's storage is counted by dispatch_into.
+  auto count_write = [&](bool was_lazy) {
+    if (!was_lazy) return;
+    const Graph& g = current_graph();
+    int root = root_of(g, self.impl()->lazy_value_);
+    if (g.values[root].producer >= 0)
+      ++writes_[root];
+    else if (Storage* st = outside_storage_of(root))
+      ++st->version;
+  };
+  bool was_lazy = self.impl()->capture_ == this;
+  if (replaying() && replay_op(op, in, a, &self, nullptr)) return count_write(was_lazy);
   OutMeta m;
   op_def(op).infer(in, a, &m);
   check_into(m, self);
-  int target = value_of(self);
   OutMeta geom{self.dtype(), self.shape(), self.strides(), self.offset()};
-  record_node(op, in, a, &geom, target);
+  record_node(op, in, a, &geom, &self);
   bind_target(self, seg_.nodes.back().outputs[0]);
+  count_write(was_lazy);
 }
 
 // ---- replay ----
@@ -712,7 +826,8 @@ void Capture::switch_to_record() {
       if (id < vb) {
         seg_.inputs.push_back(id);
         Value& v = seg_.values[id];
-        v.input = bound_[id];
+        v.input = id < static_cast<int>(bound_.size()) ? bound_[id] : Tensor();
+        assert(v.input.defined() && "a kept input was bound by the replayed prefix");
         auto n = names_.find(v.input.impl());
         if (n != names_.end()) {
           v.input_kind = n->second.first;
@@ -773,7 +888,8 @@ void Capture::switch_to_record() {
   log_recompile();
 }
 
-void Capture::adopt_live(std::vector<Tensor>& slots) {
+void Capture::adopt_live(const Graph& g, std::vector<Tensor>& slots) {
+  grad_notes_.clear();
   for (auto& [p, v] : lazies_) {
     const Tensor& r = slots[v];
     p->capture_ = nullptr;
@@ -782,12 +898,16 @@ void Capture::adopt_live(std::vector<Tensor>& slots) {
     if (!r.defined() || r.shape() != p->shape_ || r.dtype() != p->dtype_)
       fail(ErrorKind::Runtime, "internal error: a graph computed {} for %{} where {} was inferred",
            r.defined() ? meta_str(r.dtype(), r.shape()) : "nothing", v, meta_str(p->dtype_, p->shape_));
+
     r.storage()->retain();
     if (p->storage_) p->storage_->release();
     p->storage_ = r.storage();
     p->strides_ = r.strides();
     p->offset_ = r.offset();
+    auto w = writes_.find(root_of(g, v));  // Note [versions]
+    if (w != writes_.end() && p->storage_->version < w->second) p->storage_->version = w->second;
   }
+  writes_.clear();
   lazies_.clear();
   for (Storage* s : pending_) s->pending_writes = false;
   pending_.clear();
@@ -846,15 +966,15 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   try {
     EagerScope eager;
     RunInputs ri{&bound_, &rng_};
-    slots = execute(s.graph, plan.get(), ri);
+    execute(s.graph, plan.get(), ri, &slots);
   } catch (...) {
-    poison_live();
+    settle_failed_run(s.graph, slots);
     throw;
   }
   double t2 = log.now();
   execute_s_ += t2 - t1;
   log.counters().execute_s += t2 - t1;
-  adopt_live(slots);
+  adopt_live(s.graph, slots);
   inputs_.clear();
   rng_.clear();
   ++segment_index_;
@@ -945,15 +1065,15 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   std::vector<Tensor> slots;
   try {
     EagerScope eager;  // kernels call ops internally: those must run, not record
-    slots = execute(seg_, seg->plan.get());
+    execute(seg_, seg->plan.get(), RunInputs{}, &slots);
   } catch (...) {
-    poison_live();  // what ran before the error stays done, as in eager; nothing runs twice
+    settle_failed_run(seg_, slots);  // what ran stays done, as in eager; nothing runs twice
     throw;
   }
   double t2 = log.now();
   execute_s_ += t2 - t1;
   log.counters().execute_s += t2 - t1;
-  adopt_live(slots);
+  adopt_live(seg_, slots);
 
   seg->graph = std::move(seg_);
   for (Value& v : seg->graph.values) v.input = Tensor();  // the cache must not keep user tensors alive

@@ -122,6 +122,14 @@ class Capture {
   void graph_break(BreakKind kind, const std::string& what, const Tensor* observed = nullptr);
 
   void forget(TensorImpl* impl);
+  // The in-place write count of a lazy tensor's buffer, as Storage::version counts it for a
+  // concrete one (autograd's check that a saved value was not modified; see Note [versions]).
+  int64_t version_of(const Tensor& t) const;
+  // A leaf's .grad is about to change inside the region: kept so a graph that fails to run can
+  // put back what eager mode would have left.
+  void note_grad_change(const Tensor& leaf, const Tensor& old_grad);
+  // Some op recorded in the current segment reads this memory (numpy() must run them first).
+  bool reads_storage(const Storage* s) const;
   const CompiledFunction& function() const { return *fn_; }
   // Another handle to a lazy tensor's pending value, without its history (autograd's saved values).
   Tensor alias_lazy(const Tensor& t);
@@ -140,8 +148,9 @@ class Capture {
 
   // ---- record mode ----
   int value_of(const Tensor& t);
+  // self: the target of an in-place op (its node writes self's buffer), else nullptr.
   std::vector<Tensor> record_node(OpId op, std::span<const Tensor> in, const Attrs& a, const OutMeta* metas,
-                                  int target);
+                                  const Tensor* self);
   // Compiles and runs the current segment, materializes live lazy tensors, starts a new segment.
   void run_segment(bool commit, const Event* break_event, const Observation* observed);
 
@@ -163,15 +172,22 @@ class Capture {
   void log_recompile();
   void register_entry();
 
-  void adopt_live(std::vector<Tensor>& slots);
+  void adopt_live(const Graph& g, std::vector<Tensor>& slots);
   // bound_ holds a slot for every value of every candidate's current segment.
   void size_bound();
   void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out);
   void bind_target(Tensor& self, int value);
   // The storage of the outside tensor a value is (a view of), if any: writes to it must be seen.
   Storage* outside_storage_of(int value);
-  // A segment whose run failed is not run again (by abort): its live tensors lose their values.
-  void poison_live();
+  // After a segment's run failed at some node: what ran keeps its value (as eager mode would
+  // have left it), outside tensors keep their memory, .grad changes that never ran are undone,
+  // and only tensors made after the failing op stay without a value. Never run again.
+  void settle_failed_run(const Graph& g, const std::vector<Tensor>& slots);
+  // The user errors an in-place op raises at record time: value checks and partial overlap.
+  void check_record(OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self);
+  // Which buffer a tensor lives in: an outside storage, or (lazy, made in the region) a root value.
+  std::pair<const Storage*, int> buffer_of(const Tensor& t);
+  const Graph& current_graph() const { return replaying() ? cached_segment().graph : seg_; }
   Observation observe(BreakKind kind, const Tensor* t);
 
   static thread_local Capture* active_;
@@ -183,8 +199,10 @@ class Capture {
   std::unordered_map<TensorImpl*, int> lazies_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
-  std::vector<Storage*> pending_;      // storages with recorded writes not yet run
-  std::vector<Observation> observed_;  // what Python saw at each break of this call
+  std::vector<Storage*> pending_;                      // storages with recorded writes not yet run
+  std::vector<Observation> observed_;                  // what Python saw at each break of this call
+  std::unordered_map<int, int64_t> writes_;            // root value of the current segment -> in-place writes
+  std::vector<std::pair<Tensor, Tensor>> grad_notes_;  // leaf -> its .grad before this segment
 
   // record mode
   Graph seg_;

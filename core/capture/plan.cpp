@@ -169,21 +169,42 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
 }
 }  // namespace
 
-std::vector<Tensor> execute(const Graph& g, const Plan* plan, RunInputs r) {
-  std::vector<Tensor> slots(g.values.size());
+namespace {
+// Where the failing node was recorded, appended to its error: the graph runs at a later line
+// (the next sync), so Python's traceback alone would point there.
+[[noreturn]] void rethrow_at(const Graph& g, int k, const Error& e) {
+  const Node& n = g.nodes[k];
+  SourceLoc top = n.where.top();
+  std::string at = top.known() ? top.str() : std::string("<unknown>");
+  std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
+  throw Error(e.kind(),
+              fmt::format("{}\n  (raised by {}{} when the compiled graph ran; recorded at {}{})", e.what(),
+                          op_name(n.op), n.target >= 0 ? "_" : "", at, text.empty() ? "" : "  `" + text + "`"));
+}
+}  // namespace
+
+void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>* out) {
+  std::vector<Tensor>& slots = *out;
+  slots.assign(g.values.size(), Tensor());
   for (int id : g.inputs) slots[id] = r.bound ? (*r.bound)[id] : g.values[id].input;
-  if (!plan) {
-    for (size_t k = 0; k < g.nodes.size(); ++k) run_node(g, static_cast<int>(k), nullptr, slots, r);
-    return slots;
-  }
-  for (size_t i = 0; i < plan->order.size(); ++i) {
-    run_node(g, plan->order[i], &plan->remap, slots, r);
-    if (i < plan->release.size())
+  auto fill_merged = [&] {
+    if (!plan) return;
+    for (size_t v = 0; v < slots.size(); ++v)
+      if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
+  };
+  size_t count = plan ? plan->order.size() : g.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    int k = plan ? plan->order[i] : static_cast<int>(i);
+    try {
+      run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
+    } catch (const Error& e) {
+      fill_merged();
+      rethrow_at(g, k, e);
+    }
+    if (plan && i < plan->release.size())
       for (int v : plan->release[i]) slots[v].reset();
   }
-  for (size_t v = 0; v < slots.size(); ++v)
-    if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
-  return slots;
+  fill_merged();
 }
 
 }  // namespace dyn

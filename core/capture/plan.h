@@ -39,7 +39,8 @@ struct RunInputs {
 };
 
 // Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the
-// graph's inputs; returns a tensor for every value id (empty where not computed).
-std::vector<Tensor> execute(const Graph& g, const Plan* plan, RunInputs r = {});
+// graph's inputs; fills *slots with a tensor for every value id (empty where not computed). When
+// a node raises, *slots holds what ran before it and the error names that node's source line.
+void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>* slots);
 
 }  // namespace dyn

@@ -335,6 +335,19 @@ void check_int_operand(OpId op, const Tensor& y) {
   }
 }
 
+// At record time: the divisor (or exponent) of an integer floor_divide/remainder/pow, when its
+// values are known.
+void check_binary_values(InSpan in, const Attrs& a, OpId op) {
+  DType t = binary_compute_dtype(op, in, a);
+  if (t != DType::Int64) return;
+  const Tensor* y = a.side == ScalarSide::None ? &in[1] : a.side == ScalarSide::Lhs ? &in[0] : nullptr;
+  if (y && value_known(*y)) check_int_operand(op, cast_to(*y, t));
+}
+template <OpId Op>
+void check_binary(InSpan in, const Attrs& a) {
+  check_binary_values(in, a, Op);
+}
+
 template <OpId Op>
 void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
   DType t = binary_compute_dtype(Op, in, a);
@@ -353,6 +366,7 @@ void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
         run_binary<To, T>(out[0], x, y, f);
       } else {
         const T s = scalar_as<T>(a.scalar);
+        if (a.side == ScalarSide::Lhs) check_int_operand(Op, x);  // 3 % t: t is the divisor
         if (a.side == ScalarSide::Rhs)
           run_unary<To, T>(out[0], x, [s](T u) { return apply_binary<Op, T>(u, s); });
         else
@@ -451,6 +465,9 @@ void register_elementwise_ops(OpDef* t) {
                   DYN_B(logical_or) DYN_B(logical_xor)
 #undef DYN_B
                       set(t, OpId::where, infer_where, kernel_where);
+  t[static_cast<int>(OpId::floor_divide)].check_values = check_binary<OpId::floor_divide>;
+  t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
+  t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;
   set(t, OpId::clamp, infer_clamp, kernel_clamp);
   set(t, OpId::cast, infer_cast, kernel_cast);
 }

@@ -5,6 +5,7 @@
 
 #include <cassert>
 #include <climits>
+#include <utility>
 
 #include "core/autograd/autograd.h"
 #include "core/capture/capture.h"
@@ -222,30 +223,44 @@ void check_into(const OutMeta& m, const Tensor& self) {
 }
 
 namespace {
-// The first and one-past-last element a dense (non-overlapping, gap-free) view touches.
-bool dense_extent(const Tensor& t, int64_t* lo, int64_t* hi) {
-  if (!t.is_contiguous()) return false;
-  *lo = t.offset();
-  *hi = t.offset() + t.numel();
+// PyTorch's is_non_overlapping_and_dense: some permutation of the dims is contiguous.
+bool non_overlapping_and_dense(const Tensor& t) {
+  int nd = t.ndim();
+  int perm[kMaxDims];
+  int n = 0;
+  for (int i = 0; i < nd; ++i)
+    if (t.size(i) != 1) perm[n++] = i;
+  for (int k = 1; k < n; ++k)  // insertion sort by stride: at most kMaxDims dims
+    for (int j = k; j > 0 && t.strides()[perm[j]] < t.strides()[perm[j - 1]]; --j) std::swap(perm[j], perm[j - 1]);
+  int64_t expected = 1;
+  for (int k = 0; k < n; ++k) {
+    if (t.strides()[perm[k]] != expected) return false;
+    expected *= t.size(perm[k]);
+  }
   return true;
 }
 
-// An in-place op reading memory it also writes, shifted (x[1:] += x[:-1]), would read values it
-// already overwrote: PyTorch refuses it, and so do we (identical views are fine: elementwise).
 void check_partial_overlap(const Tensor& self, std::span<const Tensor> in) {
-  int64_t slo, shi, lo, hi;
-  if (!self.storage() || !dense_extent(self, &slo, &shi)) return;
-  for (const Tensor& t : in) {
-    if (!t.storage() || t.storage() != self.storage() || t.numel() == 0) continue;
-    bool same = t.offset() == self.offset() && t.shape() == self.shape() && t.strides() == self.strides();
-    if (same || !dense_extent(t, &lo, &hi)) continue;
-    if (lo < shi && slo < hi)
-      fail(ErrorKind::Runtime,
-           "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-           "memory location. Please clone() the tensor before performing the operation.");
-  }
+  if (!self.storage()) return;
+  for (const Tensor& t : in)
+    if (t.storage() == self.storage() && partially_overlap(self, t)) fail_partial_overlap();
 }
 }  // namespace
+
+bool partially_overlap(const Tensor& a, const Tensor& b) {
+  if (a.impl() == b.impl() || a.numel() == 0 || b.numel() == 0) return false;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return false;
+  // Dense views with non-negative strides start at their offset and span numel elements.
+  int64_t alo = a.offset(), ahi = a.offset() + a.numel(), blo = b.offset(), bhi = b.offset() + b.numel();
+  if (alo == blo && ahi == bhi) return a.strides() != b.strides();
+  return alo < bhi && blo < ahi;
+}
+
+void fail_partial_overlap() {
+  fail(ErrorKind::Runtime,
+       "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+       "memory location. Please clone() the tensor before performing the operation.");
+}
 
 void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
   const OpDef& d = op_def(op);

@@ -16,7 +16,8 @@ namespace dyn {
   /* creation */                                                                                                       \
   X(full, Creation, 0, 1)                                                                                              \
   X(arange, Creation, 0, 1)                                                                                            \
-  X(rand, Random, 0, 1) X(randn, Random, 0, 1) X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */ \
+  X(rand, Random, 0, 1)                                                                                                \
+  X(randn, Random, 0, 1) X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */                       \
       X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)             \
           X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1) X(sigmoid, Unary, 1, 1)   \
               X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1) X(logical_not, Unary, 1, 1)               \
@@ -95,6 +96,11 @@ struct GradNode;
 using BackwardFn = void (*)(const GradNode& n, std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in);
 
 using InferFn = void (*)(std::span<const Tensor> in, const Attrs& a, OutMeta* out);
+// Raises the errors that depend on input values (an index out of range, an integer division by
+// zero), looking only at operands whose values are known (value_known). The kernel raises the
+// same errors; a compile region calls this when it records the op, so they surface at the op's
+// own line instead of when the graph runs.
+using CheckFn = void (*)(std::span<const Tensor> in, const Attrs& a);
 using KernelFn = void (*)(std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out);
 
 struct OpDef {
@@ -102,10 +108,21 @@ struct OpDef {
   OpClass cls;
   int8_t num_inputs;
   int8_t num_outputs;
-  InferFn infer = nullptr;        // throws a user error on bad input; for DataDependent, dtype only
-  KernelFn kernel = nullptr;      // writes outputs allocated from infer (any strides); none for views
-  BackwardFn backward = nullptr;  // none: not differentiable (bool outputs, indices, creation)
+  InferFn infer = nullptr;         // throws a user error on bad input; for DataDependent, dtype only
+  KernelFn kernel = nullptr;       // writes outputs allocated from infer (any strides); none for views
+  BackwardFn backward = nullptr;   // none: not differentiable (bool outputs, indices, creation)
+  CheckFn check_values = nullptr;  // none: no error depends on input values
+  // Bit i: the derivative reads input i's values (PyTorch's "saved tensors"), so an in-place
+  // write to it before backward() is an error. add's derivative reads no input value.
+  uint32_t saved_inputs = 0;
+  bool saves_output = false;  // the derivative reads output 0 (exp, tanh, softmax)
 };
+
+// The data of t can be read now: not pending in a compile region, no recorded write pending.
+inline bool value_known(const Tensor& t) {
+  const TensorImpl* p = t.impl();
+  return !p->lazy() && p->storage_ && !p->storage_->pending_writes;
+}
 
 const OpDef& op_def(OpId op);
 inline std::string_view op_name(OpId op) { return op_def(op).name; }
@@ -124,6 +141,12 @@ std::pair<Tensor, Tensor> dispatch2_eager(OpId op, std::span<const Tensor> in, c
 void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
 // The user errors an in-place op raises before anything runs (shape, overlap, dtype).
 void check_into(const OutMeta& m, const Tensor& self);
+// Two views of one buffer that share some elements but not all, element for element (x and x.t(),
+// x[1:] and x[:-1]): an in-place op reading one while writing the other would read values it has
+// already overwritten. PyTorch's rule: views that are not non-overlapping-and-dense are too hard
+// to tell and pass.
+bool partially_overlap(const Tensor& a, const Tensor& b);
+[[noreturn]] void fail_partial_overlap();
 
 // PyTorch's result type: dimensioned tensors outrank 0-dim ones unless a 0-dim one is of a higher
 // category (bool < integral < floating).

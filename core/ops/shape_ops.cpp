@@ -422,6 +422,15 @@ void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
   });
 }
 
+// At record time: the index operand of index/gather/index_add/scatter_add, when its values are
+// known (it came from outside the region or was computed before the last sync).
+void check_index_values(InSpan in, const Attrs& a) {
+  const Tensor& t = in[0];
+  if (t.ndim() == 0 || !value_known(in[1])) return;
+  int d = wrap_dim(a.dim, t.ndim());
+  checked_indices(in[1], t.size(d), d);
+}
+
 void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
   t[static_cast<int>(op)].infer = infer;
   t[static_cast<int>(op)].kernel = kernel;
@@ -443,6 +452,8 @@ void register_shape_ops(OpDef* t) {
   set(t, OpId::cat, infer_cat, kernel_cat);
   set(t, OpId::index_add, infer_index_add, kernel_index_add);
   set(t, OpId::scatter_add, infer_scatter_add, kernel_scatter_add);
+  for (OpId op : {OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add})
+    t[static_cast<int>(op)].check_values = check_index_values;
 }
 
 bool view_possible(const Tensor& t, const Dims& shape) { return view_strides(t, shape).has_value(); }

@@ -112,7 +112,8 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   EXPECT_EQ(plan->order.size(), 3u);
   EXPECT_EQ(plan->remap[b], a);
   EXPECT_EQ(plan->remap[d], d);
-  auto slots = execute(g, plan.get());
+  std::vector<Tensor> slots;
+  execute(g, plan.get(), RunInputs{}, &slots);
   EXPECT_EQ(slots[d].data<float>()[0], 1.0f);
   EXPECT_NE(slots[c].storage(), slots[d].storage());
 }
