@@ -397,9 +397,15 @@ DYN_FAST(m_to) {
               "dyn runs on the CPU only; got device '{}'", PyUnicode_AsUTF8(d));
     d = nullptr;
   }
-  if (d && is_tensor(d)) return wrap(ops::to_dtype(T(self), unwrap(d).dtype()));
+  // No change asked for: the tensor itself, as in PyTorch (in-place edits of the result reach it).
+  auto same = [&] {
+    Py_INCREF(self);
+    return self;
+  };
+  if (d && is_tensor(d))
+    return unwrap(d).dtype() == T(self).dtype() ? same() : wrap(ops::to_dtype(T(self), unwrap(d).dtype()));
   auto dt = dtype_arg("to", d);
-  return wrap(dt ? ops::to_dtype(T(self), *dt) : T(self));
+  return !dt || *dt == T(self).dtype() ? same() : wrap(ops::to_dtype(T(self), *dt));
   DYN_CATCH
 }
 
@@ -407,6 +413,10 @@ template <DType D>
 DYN_FAST(m_as) {
   DYN_TRY
   parse_args("to", args, nargs, kw, {}, 0, nullptr);
+  if (T(self).dtype() == D) {  // x.float() of a float tensor is x, as in PyTorch
+    Py_INCREF(self);
+    return self;
+  }
   return wrap(ops::to_dtype(T(self), D));
   DYN_CATCH
 }
@@ -467,6 +477,9 @@ DYN_FAST(m_tolist) {
 DYN_FAST(m_numpy) {
   DYN_TRY
   parse_args("numpy", args, nargs, kw, {}, 0, nullptr);
+  // The array would share memory autograd does not see writes to: PyTorch refuses too.
+  DYN_CHECK(!requires_grad(T(self)), ErrorKind::Runtime,
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   ensure_materialized(T(self), BreakKind::Numpy, ".numpy()");
   static PyObject* asarray = nullptr;
   if (!asarray) {

@@ -1,6 +1,7 @@
 // dyn.Tensor: the Python type over engine tensors. Hot operators use the C number protocol
 // directly (no generic dispatcher) so a tiny op costs little more than its kernel.
 
+#include <unordered_map>
 #include <vector>
 
 #include "core/autograd/autograd.h"
@@ -488,17 +489,30 @@ PyTypeObject GradFnType = [] {
   t.tp_basicsize = sizeof(PyGradFn);
   t.tp_dealloc = gradfn_dealloc;
   t.tp_repr = gradfn_repr;
-  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;  // each node name is a subclass
   t.tp_methods = gradfn_methods;
   return t;
 }();
 PyObject* get_grad_fn(PyObject* self, void*) {
   auto fn = grad_fn_of(unwrap(self));
   if (!fn) Py_RETURN_NONE;
-  auto* o = PyObject_New(PyGradFn, &GradFnType);
+  // One Python class per node name (MulBackward0, AccumulateGrad), made on first use: code
+  // checks type(t.grad_fn).__name__ as it does with PyTorch.
+  static std::unordered_map<std::string, PyTypeObject*> classes;
+  std::string name = fn->name();
+  auto it = classes.find(name);
+  if (it == classes.end()) {
+    PyObject* type =
+        PyObject_CallFunction(reinterpret_cast<PyObject*>(&PyType_Type), "s(O){s:(),s:s}", name.c_str(),
+                              reinterpret_cast<PyObject*>(&GradFnType), "__slots__", "__module__", "dyn.autograd");
+    if (!type) return nullptr;
+    it = classes.emplace(name, reinterpret_cast<PyTypeObject*>(type)).first;  // kept for the process
+  }
+  PyTypeObject* cls = it->second;
+  PyObject* o = cls->tp_alloc(cls, 0);
   if (!o) return nullptr;
-  new (&o->node) std::shared_ptr<GradNode>(fn);
-  return reinterpret_cast<PyObject*>(o);
+  new (&reinterpret_cast<PyGradFn*>(o)->node) std::shared_ptr<GradNode>(fn);
+  return o;
 }
 PyObject* get_device(PyObject*, void*) { return PyUnicode_FromString("cpu"); }
 

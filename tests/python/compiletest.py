@@ -13,7 +13,7 @@ import dyn
 
 def raw_bytes(t):
     """The bytes of a dyn tensor's values in row-major order (any layout, 0-d included)."""
-    a = np.ascontiguousarray(t.numpy())
+    a = np.ascontiguousarray(t.detach().numpy())
     return a.reshape(-1).view(np.uint8)
 
 
@@ -39,7 +39,7 @@ def flatten(obj, prefix="out"):
 
 
 def describe(t):
-    return f"{t.dtype} {tuple(t.shape)} {t.numpy()!r}"
+    return f"{t.dtype} {tuple(t.shape)} {t.detach().numpy()!r}"
 
 
 def assert_same(tc, want, got, msg=""):
@@ -70,7 +70,7 @@ def assert_same(tc, want, got, msg=""):
 
 def copy_tensor(t):
     """An independent tensor with the same values, dtype and shape."""
-    return dyn.tensor(np.array(t.numpy(), copy=True))
+    return dyn.tensor(np.array(t.detach().numpy(), copy=True))
 
 
 def line_of(fn, marker):

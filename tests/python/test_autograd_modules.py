@@ -24,7 +24,7 @@ def module_gradcheck(tc, module, x, target=None, seed=0, msg=""):
     with dyn.no_grad():
         for i, (_, p) in enumerate(params):
             p.copy_(dyn.tensor(rnd(tuple(p.shape), 100 + i)))
-    vals = [p.numpy().copy() for _, p in params]
+    vals = [p.detach().numpy().copy() for _, p in params]
     xt = dyn.tensor(x, requires_grad=True) if isinstance(x, np.ndarray) else x
     call = (lambda a: module(a, target)) if target is not None else module
     out = call(xt)
@@ -33,7 +33,7 @@ def module_gradcheck(tc, module, x, target=None, seed=0, msg=""):
 
     def loss(a):
         with dyn.no_grad():
-            return float(np.sum(call(a).numpy() * g))
+            return float(np.sum(call(a).detach().numpy() * g))
     with dyn.no_grad():
         scale = max(1.0, float(np.sum(np.abs(call(xt.detach()).numpy() * g))))
 

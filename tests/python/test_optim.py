@@ -21,7 +21,7 @@ class TestSGD(unittest.TestCase):
         opt = dyn.optim.SGD([p], lr=0.1)
         set_grad(p, [0.5, 1.0])
         opt.step()
-        np.testing.assert_allclose(p.numpy(), [1.0 - 0.05, -2.0 - 0.1], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(p.detach().numpy(), [1.0 - 0.05, -2.0 - 0.1], rtol=0, atol=1e-15)
 
     def test_momentum_weight_decay_nesterov(self):
         for nesterov in (False, True):
@@ -35,7 +35,7 @@ class TestSGD(unittest.TestCase):
                     d = np.array(g) + 0.01 * w
                     buf = d.copy() if buf is None else 0.9 * buf + d  # PyTorch: the first step takes d
                     w = w - 0.1 * (d + 0.9 * buf if nesterov else buf)
-                    np.testing.assert_allclose(p.numpy(), w, rtol=1e-14)
+                    np.testing.assert_allclose(p.detach().numpy(), w, rtol=1e-14)
 
     def test_params_without_grad_are_skipped(self):
         p, q = param([1.0]), param([2.0])
@@ -72,7 +72,7 @@ class TestAdam(unittest.TestCase):
             set_grad(p, g)
             opt.step()
         want = adam_reference(np.array([1.0, -2.0, 0.5]), self.GRADS, 0.01, 0.9, 0.99, 1e-8, wd, decoupled)
-        np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(p.detach().numpy(), want, rtol=1e-12)
         self.assertEqual(opt.state[p]["step"].item(), len(self.GRADS))
 
     def test_adam(self):

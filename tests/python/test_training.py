@@ -38,7 +38,7 @@ def line_of(marker):
 
 
 def bits(t):
-    return t.numpy().tobytes()
+    return t.detach().numpy().tobytes()
 
 
 class TestCompiledTraining(unittest.TestCase):

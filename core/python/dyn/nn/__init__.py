@@ -116,12 +116,18 @@ class Module:
             p.requires_grad = requires_grad
         return self
 
-    def state_dict(self):
-        out = OrderedDict()
-        for name, p in self.named_parameters():
-            out[name] = p.detach()
-        for name, b in self.named_buffers():
-            out[name] = b.detach()
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        # PyTorch's order, module by module: its own parameters, its own buffers, then its children.
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
     def load_state_dict(self, state_dict, strict=True):
