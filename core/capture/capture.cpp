@@ -904,8 +904,13 @@ void Capture::adopt_live(const Graph& g, std::vector<Tensor>& slots) {
     p->storage_ = r.storage();
     p->strides_ = r.strides();
     p->offset_ = r.offset();
-    auto w = writes_.find(root_of(g, v));  // Note [versions]
-    if (w != writes_.end() && p->storage_->version < w->second) p->storage_->version = w->second;
+    // Note [versions]: a buffer made by the graph counts the region's writes into it, not the
+    // ones its kernel made while filling it (cat copies into slices of its output).
+    int root = root_of(g, v);
+    if (g.values[root].producer >= 0) {
+      auto w = writes_.find(root);
+      p->storage_->version = w == writes_.end() ? 0 : w->second;
+    }
   }
   writes_.clear();
   lazies_.clear();

@@ -351,6 +351,9 @@ void check_binary(InSpan in, const Attrs& a) {
 template <OpId Op>
 void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
   DType t = binary_compute_dtype(Op, in, a);
+  // The output's dtype was inferred when the op was called: int / int and int * 2.5 take the
+  // default dtype of then, not of when a compiled graph runs (a region may change it between).
+  if constexpr (!is_compare(Op) && !is_logical(Op)) t = out[0].dtype();
   Tensor x = cast_to(in[0], t);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
