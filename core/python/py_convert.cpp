@@ -321,6 +321,32 @@ void release_buffer(void* ctx) {
   PyGILState_Release(g);
 }
 
+// The dyn tensor whose memory a numpy array (or a view of one) was exported from, if any: walks
+// .base (array -> array -> memoryview -> tensor). Borrowed; nullptr when there is none.
+PyObject* exporting_tensor(PyObject* obj) {
+  PyObject* cur = obj;
+  Py_INCREF(cur);
+  for (int depth = 0; depth < 64 && cur; ++depth) {
+    if (is_tensor(cur)) {
+      Py_DECREF(cur);  // obj's chain keeps it alive
+      return cur;
+    }
+    PyObject* next = nullptr;
+    if (PyMemoryView_Check(cur)) {
+      next = PyMemoryView_GET_BUFFER(cur)->obj;
+      Py_XINCREF(next);
+    } else if (PyObject_HasAttrString(cur, "base")) {
+      next = PyObject_GetAttrString(cur, "base");
+      if (!next) PyErr_Clear();
+      if (next == Py_None) Py_CLEAR(next);
+    }
+    Py_DECREF(cur);
+    cur = next;
+  }
+  Py_XDECREF(cur);
+  return nullptr;
+}
+
 // Wraps an object's buffer as a tensor sharing its memory.
 Tensor buffer_tensor(PyObject* obj) {
   auto* h = new BufferHold();
@@ -363,6 +389,21 @@ Tensor buffer_tensor(PyObject* obj) {
   for (int i = 0; i < shape.size(); ++i)
     if (strides[i] < 0 && shape[i] > 0) low += strides[i] * (shape[i] - 1);
   char* base = static_cast<char*>(v.buf) + low * v.itemsize;
+  // Memory a dyn tensor lent to numpy comes back as a view of the same Storage, not a second
+  // Storage over the same bytes: recorded writes and versions must be seen through both.
+  if (PyObject* owner = exporting_tensor(obj)) {
+    const Tensor& src = unwrap(owner);
+    Storage* own = src.storage();
+    char* lo = own ? static_cast<char*>(own->data()) : nullptr;
+    if (own && low == 0 && base >= lo && base + v.len <= lo + own->nbytes() && (base - lo) % v.itemsize == 0 &&
+        static_cast<int64_t>(itemsize(src.dtype())) == v.itemsize && *dt == src.dtype()) {
+      own->retain();
+      Tensor t(new TensorImpl(own, shape, strides, (base - lo) / v.itemsize, *dt));
+      PyBuffer_Release(&v);
+      delete h;
+      return t;
+    }
+  }
   Storage* st = Storage::wrap(base, static_cast<size_t>(v.len), release_buffer, h);
   st->read_only = read_only;
   return Tensor(new TensorImpl(st, shape, strides, -low, *dt));
