@@ -302,6 +302,41 @@ class SavedValuesWrittenInPlace(unittest.TestCase):
         self.assertEqual(self.both(f, make), [("raised", True), ("raised", True)])
 
 
+class FoundByTheRandomChecker(unittest.TestCase):
+    """Two more found by tests/fuzz/random_inplace.py while fixing the above."""
+
+    def test_default_dtype_changed_inside_the_region(self):
+        def f(c):
+            dyn.set_default_dtype(dyn.float64)
+            try:
+                t = c / 2.0  # an int tensor over a number: the default dtype of this line
+                u = c / (c.abs() + 1)
+            finally:
+                dyn.set_default_dtype(dyn.float32)
+            return t * 1, u * 1  # the graph runs after the default is float32 again
+
+        c = dyn.tensor([[3, 1], [-3, -4]])
+        want, got = f(c), dyn.compile(f)(c)
+        for w, g in zip(want, got):
+            self.assertEqual(g.dtype, dyn.float64)
+            self.assertTrue(same_bits(w, g), f"{w.tolist()} vs {g.tolist()}")
+
+    def test_memory_back_from_numpy_is_the_same_storage(self):
+        def f(a, b):
+            t2 = dyn.from_numpy(a.numpy())  # a's own memory, through numpy
+            t2[::2] = b[::2] * 2.0
+            return repr(a), a * 1
+
+        want = f(dyn.ones(4), dyn.arange(4.0))
+        got = dyn.compile(f)(dyn.ones(4), dyn.arange(4.0))
+        self.assertEqual(want[0], got[0])
+        self.assertTrue(same_bits(want[1], got[1]))
+        t = dyn.ones(4)
+        u = dyn.from_numpy(t.numpy()[1:])
+        u.add_(1)
+        self.assertEqual(t.tolist(), [1.0, 2.0, 2.0, 2.0])
+
+
 class PytorchBehaviour(unittest.TestCase):
     """6. Where dyn returned a value and PyTorch does something else."""
 
