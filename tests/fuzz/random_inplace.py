@@ -5,8 +5,9 @@ print, .numpy() reads and writes through .numpy()).
 
 Each random program is generated as source text: a standalone script (run it with dynrepl to see
 eager and compiled side by side). The checker runs fn eagerly on fresh inputs, then one
-dyn.compile(fn) for the same 3 calls (the grad mode, the default dtype, the shapes and the aliasing
-of the arguments change between calls), and compares bit for bit: the return values (bytes,
+dyn.compile(fn) for the same 3 calls (--calls; the grad mode, the default dtype, the shapes and the
+aliasing of the arguments change between calls, some arguments are the same tensors from call to
+call, and fn may call another compiled function), and compares bit for bit: the return values (bytes,
 dtype, shape, requires_grad, is_leaf, and which arguments they are / share memory with), the
 arguments and the global tensor after the call, the .grad of the arguments and of returned leaves,
 and whether an exception was raised (same type, loosely the same message: its first 6 words).
@@ -111,6 +112,17 @@ STATES = {
     "float64_no_grad": (["dyn.set_default_dtype(dyn.float64)", "try:", "    with dyn.no_grad():"], 2,
                         ["finally:", "    dyn.set_default_dtype(dyn.float32)"]),
 }
+CALLS = 3  # calls of each program (--calls)
+
+# a compiled function that fn calls (inlined into fn's region when fn is compiled; its own region
+# when fn runs eagerly)
+HELPERS = [
+    ["def helper(x, y):", "    x.mul_(2.0)", "    return x + y"],
+    ["def helper(x, y):", "    z = x * y", "    if z.sum() > 0:", "        x.add_(1)", "    return z"],
+    ["def helper(x, y):", "    x[0] = y[0]", "    print(x.sum().item() > 0, file=io.StringIO())",
+     "    return y.t().t() * 1.0"],
+    ["def helper(x, y):", "    with dyn.no_grad():", "        x.sub_(y)", "    return (x * y).sum() * y"],
+]
 STATE_WEIGHTS = {"plain": 3, "no_grad": 3, "enable_grad": 1, "grad_off": 1, "float64": 2, "float64_no_grad": 1}
 SHAPES = {1: [(4,), (3,), (5,), (2,)], 2: [(2, 3), (3, 3), (3, 2), (2, 2), (4, 3)]}
 
@@ -147,7 +159,8 @@ class Stmt:
 
 
 class Program:
-    def __init__(self, index, seed, rank, args, calls, body, ret, uses_buf, alias=None, glob=None):
+    def __init__(self, index, seed, rank, args, calls, body, ret, uses_buf, alias=None, glob=None, carry=(),
+                 helper=None):
         self.index, self.seed, self.rank = index, seed, rank
         self.args = args  # [(name, kind)]
         self.calls = calls  # [(state, shape)]
@@ -156,10 +169,13 @@ class Program:
         self.uses_buf = uses_buf
         self.alias = alias  # None or (call index, "b = a" / "b = a.detach()" ...): b aliases a in that call
         self.glob = glob  # None or the kind of a module-level tensor G that fn may use
+        self.carry = tuple(carry)  # arguments passed on to the next call (same tensor) when the shape stays
+        self.helper = helper  # None or an index into HELPERS
 
     def copy(self, **kw):
         d = dict(index=self.index, seed=self.seed, rank=self.rank, args=list(self.args), calls=list(self.calls),
-                 body=list(self.body), ret=list(self.ret), uses_buf=self.uses_buf, alias=self.alias, glob=self.glob)
+                 body=list(self.body), ret=list(self.ret), uses_buf=self.uses_buf, alias=self.alias, glob=self.glob,
+                 carry=self.carry, helper=self.helper)
         d.update(kw)
         return Program(**d)
 
@@ -209,6 +225,11 @@ class Program:
         if glob:
             inputs.append(f"    G = {ARG_CODE[self.glob]}")
         names = [n for n, _ in self.args]
+        carry = [n for n in self.carry if n in names]
+        if carry:
+            inputs.append("    if KEPT.get(\"shape\") == shape:  # the same tensors as in the last call")
+            inputs.append(f"        {', '.join(carry)} = {', '.join(f'KEPT[{n!r}]' for n in carry)}")
+            inputs.append(f"    KEPT.update(shape=shape, {', '.join(f'{n}={n}' for n in carry)})")
         if self.alias and self.alias[0] < len(self.calls) and "a" in names and "b" in names:
             inputs.append(f"    if k == {self.alias[0]}:")
             inputs.append(f"        {self.alias[1]}  # b aliases a in this call")
@@ -217,6 +238,11 @@ class Program:
             inputs += ["", "", "def outside():", "    \"\"\"Tensors from outside fn that it may change.\"\"\"",
                        "    return [G]"]
         run = ["def run(f, call):", "    \"\"\"The calls, each under its global state.\"\"\""]
+        if self.helper is not None and "chelper(" in self.body_text():
+            head.append("\n\n" + "\n".join(HELPERS[self.helper]) + "\n\n\nchelper = dyn.compile(helper)")
+        if carry:
+            head.append("\nKEPT = {}")
+            run.append("    KEPT.clear()")
         for k, (state, shape) in enumerate(self.calls):
             before, indent, after = STATES[state]
             run += ["    " + b for b in before]
@@ -322,6 +348,12 @@ class Gen:
 
     def inplace(self):
         return Stmt([self.inplace_line()])
+
+    def helper_call(self):
+        p, q = self.pick(p_rg=0.1), self.pick(p_rg=0.4)
+        name = self.fresh("t")
+        self.pool.append(Var(name, p.leaves | q.leaves))
+        return Stmt([f"{name} = chelper({p.name}, {q.name})"])
 
     def no_grad_block(self):
         inner = [Stmt([self.inplace_line(prefer_rg=True)])]
@@ -458,6 +490,10 @@ def generate(seed, index):
     glob = r.choice(["f32", "f32", noncontig]) if r.random() < 0.25 else None
     if glob:
         g.pool.append(Var("G"))
+    helper = r.randrange(len(HELPERS)) if r.random() < 0.3 else None
+    carry = ()
+    if r.random() < 0.25:
+        carry = tuple(n for n, kind in args if r.random() < 0.6 and kind != "i64") or (args[0][0],)
     alias = None
     if r.random() < 0.2:
         alias = (r.choice([0, 1, 1, 2, 2]), r.choice(["b = a", "b = a.detach()", "b = a[...]"]))
@@ -488,6 +524,8 @@ def generate(seed, index):
             body += g.backward()
         elif x < 0.84:
             body += g.state_block()
+        elif x < 0.93 and helper is not None:
+            body.append(g.helper_call())
         else:
             body.append(g.graph_break())
     if g.saved:
@@ -505,11 +543,11 @@ def generate(seed, index):
     weights = dict(STATE_WEIGHTS)
     if any("backward()" in line for st in body for line in st.lines):  # fails at once without grad mode
         weights.update(no_grad=1, float64_no_grad=0.5, grad_off=0.5)
-    for k in range(3):
+    for k in range(CALLS):
         state = "plain" if (k == 0 and r.random() < 0.6) else r.choices(list(weights), list(weights.values()))[0]
         shape = base if (k == 0 or r.random() < 0.65) else r.choice(SHAPES[rank])
         calls.append((state, shape))
-    return Program(index, seed, rank, args, calls, body, ret, g.uses_buf, alias, glob)
+    return Program(index, seed, rank, args, calls, body, ret, g.uses_buf, alias, glob, carry, helper)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -795,6 +833,8 @@ def candidates(prog):
         yield prog.copy(ret=prog.ret[:i] + prog.ret[i + 1:])
     if prog.alias:
         yield prog.copy(alias=None)
+    if prog.carry:
+        yield prog.copy(carry=())
     text = prog.body_text()
     for i, (name, kind) in enumerate(prog.args):
         if not re.search(rf"\b{name}\b", text):
@@ -905,6 +945,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel children with --fork")
     ap.add_argument("--shrink", action="store_true", help="reduce the shortest failure of each kind")
     ap.add_argument("--backend", default="default", choices=["default", "eager"])
+    ap.add_argument("--calls", type=int, default=3, help="calls of each program (eager and compiled)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per child")
     ap.add_argument("--show", action="store_true", help="print every program's source")
     ap.add_argument("--shrink-file", metavar="FILE", help="reduce a failing program file (any source) by lines")
@@ -955,6 +996,8 @@ def run_main(opts, tmpdir):
         print("0 passed, 1 failed")
         return 1
 
+    global CALLS
+    CALLS = opts.calls
     indices = [opts.one] if opts.one is not None else list(range(opts.programs))
     progs = {k: generate(opts.seed, k) for k in indices}
     results = {}
