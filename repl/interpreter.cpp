@@ -2,7 +2,7 @@
 #include "repl/interpreter.h"
 
 #include "core/capture/source.h"
-#include "core/python/py_common.h"
+#include "python/py_common.h"
 
 #include <frameobject.h>
 #include <limits.h>

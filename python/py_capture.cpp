@@ -4,7 +4,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/python/py_common.h"
+#include "python/py_common.h"
 #include "viz/dot.h"
 #include "viz/render.h"
 
@@ -25,7 +25,7 @@ struct CodeInfo {
   bool internal;  // a frame of the dyn package: skipped so the user's own line shows
 };
 
-std::string g_package_dir;  // ".../core/python/dyn/"
+std::string g_package_dir;  // ".../python/dyn/"
 
 const CodeInfo& code_info(PyCodeObject* code) {
   static std::unordered_map<PyCodeObject*, CodeInfo> cache;

@@ -5,7 +5,7 @@
 #include "core/blas.h"
 #include "core/error.h"
 #include "core/ops/api.h"
-#include "core/python/py_common.h"
+#include "python/py_common.h"
 #include "core/random.h"
 #include "core/thread_pool.h"
 

@@ -7,7 +7,7 @@
 #include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/ops/api.h"
-#include "core/python/py_common.h"
+#include "python/py_common.h"
 
 namespace dyn::py {
 

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/ops/api.h"
-#include "core/python/py_common.h"
+#include "python/py_common.h"
 
 namespace dyn::py {
 
