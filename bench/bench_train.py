@@ -6,11 +6,13 @@ the machine's measured BLAS speed).
 Run: build/repl/dynrepl bench/bench_train.py [--quick]
 Targets (issue 7): dyn compiled >= 2x PyTorch eager at the same thread count, and >= 1.3x dyn eager.
 """
+import importlib.util
 import math
 import os
 import statistics
 import sys
 import time
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "examples"))
 
@@ -53,68 +55,60 @@ def dyn_step(compiled):
     return step, (tokens, targets)
 
 
-def torch_step():
-    import torch
-    import torch.nn as tnn
+class _Alias(types.ModuleType):
+    """A module that is `base` but for the attributes given."""
 
-    class RMSNorm(tnn.Module):  # torch 1.13 has no nn.RMSNorm
+    def __init__(self, name, base, **attrs):
+        super().__init__(name)
+        self._base = base
+        self.__dict__.update(attrs)
+
+    def __getattr__(self, attr):
+        return getattr(self._base, attr)
+
+
+def torch_example():
+    """The example file run again with `import dyn` giving torch, so that the peer runs the example's
+    own model code, not a copy that could drift from it. That code keeps to the API the two libraries
+    share, but for nn.RMSNorm (torch 1.13 has none)."""
+    import torch
+
+    class RMSNorm(torch.nn.Module):
         def __init__(self, dim):
             super().__init__()
-            self.weight = tnn.Parameter(torch.ones(dim))
+            self.weight = torch.nn.Parameter(torch.ones(dim))
 
         def forward(self, x):
             return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1.1920928955078125e-07) * self.weight
 
-    class Attention(tnn.Module):
-        def __init__(self, dim, heads):
-            super().__init__()
-            self.heads, self.head_dim = heads, dim // heads
-            self.qkv = tnn.Linear(dim, 3 * dim, bias=False)
-            self.out = tnn.Linear(dim, dim, bias=False)
+    nn = _Alias("dyn.nn", torch.nn, RMSNorm=RMSNorm)
+    stand_ins = {"dyn": _Alias("dyn", torch, nn=nn), "dyn.nn": nn, "dyn.nn.functional": torch.nn.functional}
+    saved = {name: sys.modules.get(name) for name in stand_ins}
+    spec = importlib.util.spec_from_file_location("tiny_transformer_torch", tt.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.update(stand_ins)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        for name, m in saved.items():
+            if m is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = m
+    return module, torch
 
-        def forward(self, x, mask):
-            b, t, d = x.shape
-            q, k, v = self.qkv(x).reshape(b, t, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
-            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim)) + mask
-            y = scores.softmax(dim=-1) @ v
-            return self.out(y.transpose(1, 2).reshape(b, t, d))
 
-    class Block(tnn.Module):
-        def __init__(self, dim, heads):
-            super().__init__()
-            self.norm1, self.norm2 = RMSNorm(dim), RMSNorm(dim)
-            self.attn = Attention(dim, heads)
-            self.up, self.down = tnn.Linear(dim, 4 * dim, bias=False), tnn.Linear(4 * dim, dim, bias=False)
-
-        def forward(self, x, mask):
-            x = x + self.attn(self.norm1(x), mask)
-            return x + self.down(tnn.functional.silu(self.up(self.norm2(x))))
-
-    class Model(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = tnn.Embedding(tt.VOCAB, tt.DIM)
-            self.blocks = tnn.ModuleList([Block(tt.DIM, tt.HEADS) for _ in range(tt.LAYERS)])
-            self.norm = RMSNorm(tt.DIM)
-            self.head = tnn.Linear(tt.DIM, tt.VOCAB, bias=False)
-            i, j = torch.arange(tt.SEQ).unsqueeze(1), torch.arange(tt.SEQ).unsqueeze(0)
-            self.register_buffer("mask", torch.where(j > i, float("-inf"), 0.0))
-
-        def forward(self, tokens):
-            x = self.embed(tokens)
-            for b in self.blocks:
-                x = b(x, self.mask)
-            return self.head(self.norm(x))
-
+def torch_step():
+    ttt, torch = torch_example()
     torch.manual_seed(0)
-    model = Model()
+    model = ttt.TinyTransformer()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     tokens = torch.randint(0, tt.VOCAB, (tt.BATCH, tt.SEQ))
     targets = torch.randint(0, tt.VOCAB, (tt.BATCH, tt.SEQ))
 
     def step(tokens, targets):
         opt.zero_grad()
-        loss = tnn.functional.cross_entropy(model(tokens).reshape(TOKENS, tt.VOCAB), targets.reshape(TOKENS))
+        loss = torch.nn.functional.cross_entropy(model(tokens).reshape(TOKENS, tt.VOCAB), targets.reshape(TOKENS))
         loss.backward()
         opt.step()
         return loss

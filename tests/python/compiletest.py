@@ -1,7 +1,8 @@
 """Shared helpers for the compile-region scenario tests (test_compile_*.py).
 
 Bitwise comparison of dyn tensors (NaN-safe: raw bytes plus shape and dtype), flattening of
-nested results, and source-line lookup so tests never hard-code line numbers.
+nested results, source-line lookup so tests never hard-code line numbers, and programs that more
+than one test file compiles.
 """
 import inspect
 import os
@@ -92,6 +93,11 @@ def source_at(fn, line):
     return lines[line - start].strip()
 
 
+def file_of(fn):
+    """The file fn's source is in (where the engine must place fn's ops, breaks and guards)."""
+    return inspect.getsourcefile(getattr(fn, "__wrapped__", fn))
+
+
 def same_file(a, b):
     return a is not None and b is not None and os.path.abspath(a) == os.path.abspath(b)
 
@@ -107,3 +113,11 @@ def ops_of(fn=None):
 def randt(*shape, seed=0, dtype=np.float32):
     """A dyn tensor of standard-normal values, reproducible from seed."""
     return dyn.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+
+
+def bool_branch(x):
+    """A Python `if` on a tensor: a data-dependent graph break, and a guard on the path taken."""
+    y = x * 2.0
+    if y.sum() > 0:  # BREAK
+        return y + 1.0
+    return y - 1.0

@@ -2,7 +2,7 @@
 
 Random numpy data per dtype, dyn tensors with the same values in contiguous and
 non-contiguous layouts, and `assert_matches` that compares a dyn tensor with a numpy
-reference (dtype mapping, shape, values).
+reference (dtype mapping, shape, values); numpy references of softmax and log_softmax.
 """
 import numpy as np
 
@@ -98,11 +98,40 @@ def pair(shape, dtype, r, layout="contig", kind="normal"):
     return to_dyn(a, layout), a
 
 
+def pairs(r, dtypes, shapes):
+    """(dtype, shape, layout, dyn tensor, numpy array) for every dtype, shape and layout (nested
+    in that order), with new values from pair() for each."""
+    for dt in dtypes:
+        for shape in shapes:
+            for layout in LAYOUTS:
+                yield (dt, shape, layout) + pair(shape, dt, r, layout)
+
+
+def in_layouts(a):
+    """(layout, dyn tensor) for each layout, all with the values of numpy array `a`."""
+    for layout in LAYOUTS:
+        yield layout, to_dyn(a, layout)
+
+
 def tol_for(nd):
     nd = np.dtype(nd)
     if nd == np.float32:
         return 1e-6, 1e-9
     return 1e-12, 1e-15
+
+
+def softmax_ref(x, dim):
+    x = x.astype(np.float64)
+    m = np.max(x, axis=dim, keepdims=True)
+    e = np.exp(x - m)
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def log_softmax_ref(x, dim):
+    """In float64, whatever x's dtype; max-shifted so large logits stay finite."""
+    x = x.astype(np.float64)
+    m = np.max(x, axis=dim, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=dim, keepdims=True))
 
 
 def to_np(t):

@@ -33,6 +33,13 @@ class CliCase(unittest.TestCase):
             f.write(textwrap.dedent(text))
         return path
 
+    def run_script(self, name, text, want_rc):
+        """Writes and runs a script, checks its exit status; returns (path, stdout, stderr)."""
+        script = self.write(name, text)
+        rc, out, err = run([script])
+        self.assertEqual(rc, want_rc, err)
+        return script, out, err
+
 
 class TestScripts(CliCase):
     PROBE = """\
@@ -80,15 +87,13 @@ class TestScripts(CliCase):
         self.assertEqual(out.strip(), "42 6.0 numpy")
 
     def test_uncaught_exception(self):
-        script = self.write("boom.py", """\
+        script, out, err = self.run_script("boom.py", """\
             print("before", flush=False)
             def f():
                 raise ValueError("boom here")
             f()
             print("after")
-            """)
-        rc, out, err = run([script])
-        self.assertEqual(rc, 1)
+            """, 1)
         self.assertIn("before", out)
         self.assertNotIn("after", out)
         self.assertIn("Traceback (most recent call last)", err)
@@ -97,17 +102,13 @@ class TestScripts(CliCase):
         self.assertIn("ValueError: boom here", err)
 
     def test_uncaught_dyn_error(self):
-        script = self.write("dynerr.py", "import dyn\nx = dyn.ones(2, 3)\ny = x + dyn.ones(2, 4)\n")
-        rc, out, err = run([script])
-        self.assertEqual(rc, 1)
+        script, _, err = self.run_script("dynerr.py", "import dyn\nx = dyn.ones(2, 3)\ny = x + dyn.ones(2, 4)\n", 1)
         self.assertIn("Traceback (most recent call last)", err)
         self.assertIn(f'File "{script}", line 3', err)
         self.assertIn("RuntimeError: The size of tensor a (3) must match the size of tensor b (4)", err)
 
     def test_syntax_error(self):
-        script = self.write("bad.py", "x = 1\ndef f(:\n    pass\n")
-        rc, out, err = run([script])
-        self.assertEqual(rc, 1)
+        _, _, err = self.run_script("bad.py", "x = 1\ndef f(:\n    pass\n", 1)
         self.assertIn("SyntaxError", err)
         self.assertIn("bad.py", err)
         self.assertIn("line 2", err)
@@ -117,23 +118,19 @@ class TestScripts(CliCase):
                               ("import sys; sys.exit()", 0), ("raise SystemExit(7)", 7),
                               ("pass", 0)):
             with self.subTest(code=code):
-                rc, out, err = run([self.write("exit.py", code + "\n")])
-                self.assertEqual(rc, want_rc, err)
-        rc, out, err = run([self.write("exitmsg.py", "import sys\nsys.exit('fatal: no data')\n")])
-        self.assertEqual(rc, 1)
+                self.run_script("exit.py", code + "\n", want_rc)
+        _, _, err = self.run_script("exitmsg.py", "import sys\nsys.exit('fatal: no data')\n", 1)
         self.assertIn("fatal: no data", err)
 
     def test_failing_unittest_script_exits_nonzero(self):
-        script = self.write("ut.py", """\
+        _, _, err = self.run_script("ut.py", """\
             import unittest
             class T(unittest.TestCase):
                 def test_fail(self):
                     self.assertEqual(1, 2)
             if __name__ == "__main__":
                 unittest.main()
-            """)
-        rc, out, err = run([script])
-        self.assertEqual(rc, 1)
+            """, 1)
         self.assertIn("FAILED", err)
 
     def test_no_repl_after_script_without_tty(self):

@@ -14,16 +14,7 @@ import unittest
 import numpy as np
 
 import dyn
-from compiletest import assert_same, break_events, line_of, ops_of, same_file, source_at
-
-BASENAME = os.path.basename(__file__)
-
-
-def p_bool(x):
-    y = x * 2.0
-    if y.sum() > 0:  # BREAK
-        return y + 1.0
-    return y - 1.0
+from compiletest import assert_same, bool_branch, break_events, file_of, line_of, ops_of, same_file, source_at
 
 
 def p_item(x):
@@ -89,7 +80,7 @@ def p_sync(x):
 X_F = [1.5, -2.25, 3.0, 0.5]
 # name -> (program, input values, dtype, break_kind, details, ops of graph 0, ops of graph 1)
 CASES = {
-    "bool": (p_bool, X_F, dyn.float32, "data_dependent_branch", "bool()", ["mul", "sum", "gt"], ["add"]),
+    "bool": (bool_branch, X_F, dyn.float32, "data_dependent_branch", "bool()", ["mul", "sum", "gt"], ["add"]),
     "item": (p_item, X_F, dyn.float32, "item", ".item()", ["mul", "sum"], ["add"]),
     "float": (p_float, X_F, dyn.float32, "item", "float()", ["mul", "sum"], ["add"]),
     "int": (p_int, [4, -7, 9, 1], dyn.int64, "item", "int()", ["mul", "sum"], ["add"]),
@@ -132,7 +123,7 @@ class TestEachBreak(unittest.TestCase):
                 e = evs[0]
                 self.assertEqual((e["break_kind"], e["details"]), (kind, details))
                 self.assertEqual((e["line"], e["source"]), (line, source_at(prog, line)))
-                self.assertTrue(same_file(e["file"], __file__), e["file"])
+                self.assertTrue(same_file(e["file"], file_of(prog)), e["file"])
                 self.assertEqual((e["fn"], e["entry"], e["segment"]), (cf.name, 0, 0))
                 self.assertTrue(e["reason"])
                 if kind != "explicit_sync":
@@ -275,14 +266,14 @@ class TestFullgraph(unittest.TestCase):
                 self.assertIsNotNone(err, "no GraphBreakError")
                 self.assertIsInstance(err, RuntimeError)
                 msg = str(err)
-                self.assertIn(f"{BASENAME}:{line}", msg)
+                self.assertIn(f"{os.path.basename(file_of(prog))}:{line}", msg)
                 self.assertIn(source_at(prog, line), msg)
                 self.assertIn(cf.name, msg)
                 self.assertIn("fullgraph", msg)
                 self.assertIn(details, msg)
                 # the user's frame is in the traceback, at the break line
                 frames = traceback.extract_tb(err.__traceback__)
-                self.assertTrue(any(same_file(fr.filename, __file__) and fr.lineno == line for fr in frames),
+                self.assertTrue(any(same_file(fr.filename, file_of(prog)) and fr.lineno == line for fr in frames),
                                 [(fr.filename, fr.lineno) for fr in frames])
                 self.assertIn("Hint:", msg, f"no hint in the fullgraph error for {kind}: {msg}")
 

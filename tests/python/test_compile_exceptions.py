@@ -23,6 +23,14 @@ class Base(unittest.TestCase):
     def setUp(self):
         dyn.debug.reset()
 
+    def raised(self, exc_type, f, *args):
+        """The exception f(*args) raised, with its traceback (assertRaises drops the traceback)."""
+        try:
+            f(*args)
+        except exc_type as e:
+            return e
+        self.fail(f"{exc_type.__name__} not raised")
+
 
 class TestExceptions(Base):
     def test_shape_error_at_user_line(self):
@@ -32,16 +40,8 @@ class TestExceptions(Base):
             x = a * 2.0
             stash.append(x)
             return x + b  # SHAPE
-        try:
-            f(data(3), data(4))
-        except RuntimeError as e:
-            eager_msg = str(e)
-        err = None
-        try:
-            dyn.compile(f)(data(3), data(4))
-        except RuntimeError as e:
-            err = e
-        self.assertIsNotNone(err)
+        eager_msg = str(self.raised(RuntimeError, f, data(3), data(4)))
+        err = self.raised(RuntimeError, dyn.compile(f), data(3), data(4))
         self.assertEqual(str(err), eager_msg)
         self.assertIn((os.path.abspath(__file__), line_of(f, "# SHAPE")), user_frames(err))
         self.check_usable_after(stash[-1], data(3) * 2.0)
@@ -67,12 +67,7 @@ class TestExceptions(Base):
             x = a + 1.0
             stash.append(x)
             raise Boom("boom")  # RAISE
-        err = None
-        try:
-            dyn.compile(f)(data(3))
-        except Boom as e:
-            err = e
-        self.assertIsNotNone(err)
+        err = self.raised(Boom, dyn.compile(f), data(3))
         self.assertEqual(str(err), "boom")
         self.assertIn((os.path.abspath(__file__), line_of(f, "# RAISE")), user_frames(err))
         self.check_usable_after(stash[-1], data(3) + 1.0)
@@ -84,12 +79,7 @@ class TestExceptions(Base):
             x = a - 1.0
             stash.append(x)
             raise KeyboardInterrupt  # KBI
-        err = None
-        try:
-            dyn.compile(f)(data(3))
-        except KeyboardInterrupt as e:
-            err = e
-        self.assertIsNotNone(err)
+        err = self.raised(KeyboardInterrupt, dyn.compile(f), data(3))
         self.assertIn((os.path.abspath(__file__), line_of(f, "# KBI")), user_frames(err))
         self.check_usable_after(stash[-1], data(3) - 1.0)
 

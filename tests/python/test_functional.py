@@ -6,7 +6,8 @@ import numpy as np
 
 import dyn
 import dyn.nn.functional as F
-from dyntest import LAYOUTS, assert_matches, np_dtype, rand_np, rng, to_dyn, to_np
+from dyntest import (LAYOUTS, assert_matches, in_layouts, log_softmax_ref, np_dtype, pairs, rand_np, rng, to_dyn,
+                     to_np)
 
 F32, F64, I64 = dyn.float32, dyn.float64, dyn.int64
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -17,28 +18,17 @@ def _tol(dt, f32=(1e-5, 1e-6), f64=(1e-11, 1e-13)):
     return dict(rtol=r, atol=a)
 
 
-def _log_softmax(x, dim):
-    x = x.astype(np.float64)
-    m = x.max(axis=dim, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis=dim, keepdims=True))
-
-
 class TestActivations(unittest.TestCase):
     def test_relu_gelu_silu(self):
-        r = rng(0)
-        for dt in (F32, F64):
+        for dt, shape, layout, t, a in pairs(rng(0), (F32, F64), [(), (0, 4), (7,), (3, 5), (2, 3, 4)]):
             nd = np_dtype(dt)
-            for shape in [(), (0, 4), (7,), (3, 5), (2, 3, 4)]:
-                for layout in LAYOUTS:
-                    a = rand_np(shape, dt, r)
-                    t = to_dyn(a, layout)
-                    x = a.astype(np.float64)
-                    with self.subTest(dtype=str(dt), shape=shape, layout=layout):
-                        assert_matches(F.relu(t), np.maximum(a, nd.type(0)))
-                        gelu = (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(nd)
-                        assert_matches(F.gelu(t), gelu, **_tol(dt))
-                        silu = (x / (1.0 + np.exp(-x))).astype(nd)
-                        assert_matches(F.silu(t), silu, **_tol(dt, f32=(1e-5, 1e-7)))
+            x = a.astype(np.float64)
+            with self.subTest(dtype=str(dt), shape=shape, layout=layout):
+                assert_matches(F.relu(t), np.maximum(a, nd.type(0)))
+                gelu = (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(nd)
+                assert_matches(F.gelu(t), gelu, **_tol(dt))
+                silu = (x / (1.0 + np.exp(-x))).astype(nd)
+                assert_matches(F.silu(t), silu, **_tol(dt, f32=(1e-5, 1e-7)))
         # known values
         g = F.gelu(dyn.tensor([0.0, 1.0, -1.0, 3.0], dtype=F64)).tolist()
         for got, want in zip(g, [0.0, 0.8413447460685429, -0.15865525393145707, 2.99595030590511]):
@@ -50,11 +40,10 @@ class TestActivations(unittest.TestCase):
         for dt in (F32, F64):
             nd = np_dtype(dt)
             a = rand_np((3, 4, 5), dt, r)
-            for layout in LAYOUTS:
-                t = to_dyn(a, layout)
+            for layout, t in in_layouts(a):
                 for dim in (0, 1, 2, -1):
                     with self.subTest(dtype=str(dt), layout=layout, dim=dim):
-                        ls = _log_softmax(a, dim)
+                        ls = log_softmax_ref(a, dim)
                         assert_matches(F.softmax(t, dim), np.exp(ls).astype(nd), **_tol(dt, f32=(1e-5, 1e-7)))
                         assert_matches(F.softmax(t, dim=dim), np.exp(ls).astype(nd), **_tol(dt, f32=(1e-5, 1e-7)))
                         assert_matches(F.log_softmax(t, dim=dim), ls.astype(nd), **_tol(dt))
@@ -115,8 +104,7 @@ class TestLayers(unittest.TestCase):
     def test_embedding(self):
         r = rng(4)
         w = rand_np((10, 4), F32, r)
-        for layout in LAYOUTS:
-            tw = to_dyn(w, layout)
+        for layout, tw in in_layouts(w):
             for idx in (np.array([3, 0, 9, 3]), np.array([[1, 2], [8, 8], [0, 5]]), np.array(7),
                         np.zeros((0,), np.int64)):
                 idx = idx.astype(np.int64)
@@ -133,7 +121,7 @@ class TestLosses(unittest.TestCase):
                 for layout in LAYOUTS:
                     x = rand_np((n, c), dt, r)
                     y = r.integers(0, c, n).astype(np.int64)
-                    nll = -_log_softmax(x, 1)[np.arange(n), y]
+                    nll = -log_softmax_ref(x, 1)[np.arange(n), y]
                     tx, ty = to_dyn(x, layout), dyn.tensor(y)
                     tol = _tol(dt)
                     with self.subTest(dtype=str(dt), n=n, c=c, layout=layout):
@@ -168,10 +156,8 @@ class TestLosses(unittest.TestCase):
 
 class TestDropout(unittest.TestCase):
     def test_eval_is_identity(self):
-        r = rng(7)
-        a = rand_np((3, 4), F32, r)
-        for layout in LAYOUTS:
-            t = to_dyn(a, layout)
+        a = rand_np((3, 4), F32, rng(7))
+        for _, t in in_layouts(a):
             assert_matches(F.dropout(t, p=0.5, training=False), a, exact=True)
             assert_matches(F.dropout(t, 0.9, False), a, exact=True)
             assert_matches(F.dropout(t, p=0.0), a, exact=True)

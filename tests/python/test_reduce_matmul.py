@@ -4,18 +4,19 @@ import unittest
 import numpy as np
 
 import dyn
-from dyntest import LAYOUTS, assert_matches, np_dtype, rand_np, rng, to_dyn, to_np
+from dyntest import (LAYOUTS, assert_matches, in_layouts, log_softmax_ref, np_dtype, pair, pairs, rand_np, rng,
+                     softmax_ref, to_dyn, to_np)
 
 F32, F64, I64, BOOL = dyn.float32, dyn.float64, dyn.int64, dyn.bool
 
-# (shape, dims to try); a dim is None (all), an int or a tuple
-REDUCE_CASES = [
-    ((2, 3, 4), [None, 0, 1, 2, -1, -3, (0, 2), (-1, -2), (0, 1, 2)]),
-    ((7,), [None, 0, -1]),
-    ((), [None, 0, -1]),
-    ((5, 1), [None, 0, 1]),
-    ((0, 3), [0, 1, -1]),
-]
+# shape -> dims to try; a dim is None (all), an int or a tuple
+REDUCE_DIMS = {
+    (2, 3, 4): [None, 0, 1, 2, -1, -3, (0, 2), (-1, -2), (0, 1, 2)],
+    (7,): [None, 0, -1],
+    (): [None, 0, -1],
+    (5, 1): [None, 0, 1],
+    (0, 3): [0, 1, -1],
+}
 
 
 def _kw(dim, keepdim):
@@ -33,26 +34,20 @@ def _axis(shape, dim):
 class TestReductions(unittest.TestCase):
     def test_sum_mean_float(self):
         r = rng(0)
-        for dt in (F32, F64):
+        for dt, shape, layout, t, a in pairs(r, (F32, F64), REDUCE_DIMS):
             nd = np_dtype(dt)
             tol = dict(rtol=1e-5, atol=1e-5) if dt == F32 else dict(rtol=1e-12, atol=1e-12)
-            for shape, dims in REDUCE_CASES:
-                for layout in LAYOUTS:
-                    a = rand_np(shape, dt, r)
-                    t = to_dyn(a, layout)
-                    a64 = a.astype(np.float64)
-                    for dim in dims:
-                        for keep in (False, True):
-                            with self.subTest(dtype=str(dt), shape=shape, layout=layout,
-                                              dim=dim, keepdim=keep):
-                                ax = _axis(shape, dim)
-                                ref = np.sum(a64, axis=ax, keepdims=keep).astype(nd)
-                                assert_matches(t.sum(**_kw(dim, keep)), ref, **tol, msg="sum")
-                                if a.size == 0 and (dim is None or 0 in [shape[d] for d in
-                                                                         np.atleast_1d(dim)]):
-                                    continue
-                                ref = np.mean(a64, axis=ax, keepdims=keep).astype(nd)
-                                assert_matches(t.mean(**_kw(dim, keep)), ref, **tol, msg="mean")
+            a64 = a.astype(np.float64)
+            for dim in REDUCE_DIMS[shape]:
+                for keep in (False, True):
+                    with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim, keepdim=keep):
+                        ax = _axis(shape, dim)
+                        ref = np.sum(a64, axis=ax, keepdims=keep).astype(nd)
+                        assert_matches(t.sum(**_kw(dim, keep)), ref, **tol, msg="sum")
+                        if a.size == 0 and (dim is None or 0 in [shape[d] for d in np.atleast_1d(dim)]):
+                            continue
+                        ref = np.mean(a64, axis=ax, keepdims=keep).astype(nd)
+                        assert_matches(t.mean(**_kw(dim, keep)), ref, **tol, msg="mean")
         # function forms and positional dim
         a = rand_np((3, 4), F32, r)
         t = dyn.tensor(a)
@@ -68,38 +63,28 @@ class TestReductions(unittest.TestCase):
         self.assertTrue(all(np.isnan(out.tolist())))
 
     def test_sum_int_bool_to_int64(self):
-        r = rng(1)
-        for dt in (I64, BOOL):
-            for shape, dims in REDUCE_CASES:
-                for layout in LAYOUTS:
-                    a = rand_np(shape, dt, r)
-                    t = to_dyn(a, layout)
-                    for dim in dims:
-                        for keep in (False, True):
-                            with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
-                                ref = np.sum(a.astype(np.int64), axis=_axis(shape, dim), keepdims=keep)
-                                assert_matches(t.sum(**_kw(dim, keep)), np.asarray(ref, np.int64))
+        for dt, shape, layout, t, a in pairs(rng(1), (I64, BOOL), REDUCE_DIMS):
+            for dim in REDUCE_DIMS[shape]:
+                for keep in (False, True):
+                    with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
+                        ref = np.sum(a.astype(np.int64), axis=_axis(shape, dim), keepdims=keep)
+                        assert_matches(t.sum(**_kw(dim, keep)), np.asarray(ref, np.int64))
         big = dyn.tensor([2 ** 40, 2 ** 40, 3])
         self.assertEqual(big.sum().item(), 2 ** 41 + 3)  # int64 accumulation, not float
 
     def test_amax_amin(self):
-        r = rng(2)
-        for dt in (F32, F64, I64):
-            for shape, dims in REDUCE_CASES:
-                for layout in LAYOUTS:
-                    a = rand_np(shape, dt, r)
-                    t = to_dyn(a, layout)
-                    for dim in dims:
-                        if a.size == 0 and (dim is None or shape[dim if isinstance(dim, int) else 0] == 0):
-                            continue
-                        for keep in (False, True):
-                            with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
-                                kw = _kw(dim, keep)
-                                ax = _axis(shape, dim)
-                                assert_matches(t.amax(**kw), np.amax(a, axis=ax, keepdims=keep))
-                                assert_matches(t.amin(**kw), np.amin(a, axis=ax, keepdims=keep))
-                                assert_matches(dyn.amax(t, **kw), np.amax(a, axis=ax, keepdims=keep))
-                                assert_matches(dyn.amin(t, **kw), np.amin(a, axis=ax, keepdims=keep))
+        for dt, shape, layout, t, a in pairs(rng(2), (F32, F64, I64), REDUCE_DIMS):
+            for dim in REDUCE_DIMS[shape]:
+                if a.size == 0 and (dim is None or shape[dim if isinstance(dim, int) else 0] == 0):
+                    continue
+                for keep in (False, True):
+                    with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
+                        kw = _kw(dim, keep)
+                        ax = _axis(shape, dim)
+                        assert_matches(t.amax(**kw), np.amax(a, axis=ax, keepdims=keep))
+                        assert_matches(t.amin(**kw), np.amin(a, axis=ax, keepdims=keep))
+                        assert_matches(dyn.amax(t, **kw), np.amax(a, axis=ax, keepdims=keep))
+                        assert_matches(dyn.amin(t, **kw), np.amin(a, axis=ax, keepdims=keep))
         x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], np.float32)
         assert_matches(dyn.tensor(x).amax(dim=1), np.amax(x, axis=1))
         assert_matches(dyn.tensor(x).amin(dim=0), np.amin(x, axis=0))
@@ -112,8 +97,7 @@ class TestReductions(unittest.TestCase):
             a = (r.permutation(60).reshape(3, 4, 5) - 30).astype(nd)  # distinct values
             if dt != I64:
                 a = a / nd.type(7)
-            for layout in LAYOUTS:
-                t = to_dyn(a, layout)
+            for layout, t in in_layouts(a):
                 for dim in (0, 1, 2, -1, -2):
                     for keep in (False, True):
                         with self.subTest(dtype=str(dt), layout=layout, dim=dim, keepdim=keep):
@@ -169,8 +153,7 @@ class TestReductions(unittest.TestCase):
             nd = np_dtype(dt)
             tol = {} if dt == I64 else (dict(rtol=1e-5, atol=1e-3) if dt == F32 else dict(rtol=1e-12, atol=1e-10))
             for layout in LAYOUTS:
-                a = rand_np((513, 1029), dt, r)
-                t = to_dyn(a, layout)
+                t, a = pair((513, 1029), dt, r, layout)
                 acc = a.astype(np.int64 if dt == I64 else np.float64)
                 for dim in (None, 0, 1):
                     with self.subTest(dtype=str(dt), layout=layout, dim=dim):
@@ -223,48 +206,30 @@ class TestReductions(unittest.TestCase):
             self.assertEqual(o[6], outs[0][6])
 
 
-def _softmax_ref(x, dim):
-    x = x.astype(np.float64)
-    m = np.max(x, axis=dim, keepdims=True)
-    e = np.exp(x - m)
-    return e / e.sum(axis=dim, keepdims=True)
-
-
-def _log_softmax_ref(x, dim):
-    x = x.astype(np.float64)
-    m = np.max(x, axis=dim, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis=dim, keepdims=True))
-
-
 class TestSoftmax(unittest.TestCase):
     def test_softmax_log_softmax(self):
-        r = rng(6)
-        for dt in (F32, F64):
+        for dt, shape, layout, t, a in pairs(rng(6), (F32, F64), [(5,), (3, 4), (2, 3, 4), (1, 1), (0, 3)]):
             nd = np_dtype(dt)
             tol = dict(rtol=1e-5, atol=1e-7) if dt == F32 else dict(rtol=1e-12, atol=1e-14)
-            for shape in [(5,), (3, 4), (2, 3, 4), (1, 1), (0, 3)]:
-                for layout in LAYOUTS:
-                    a = rand_np(shape, dt, r)
-                    t = to_dyn(a, layout)
-                    for dim in range(-len(shape), len(shape)):
-                        with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
-                            if a.size == 0:
-                                ref = lref = np.zeros(shape, nd)
-                            else:
-                                ref = _softmax_ref(a, dim).astype(nd)
-                                lref = _log_softmax_ref(a, dim).astype(nd)
-                            assert_matches(dyn.softmax(t, dim), ref, **tol)
-                            assert_matches(t.softmax(dim), ref, **tol)
-                            assert_matches(dyn.softmax(t, dim=dim), ref, **tol)
-                            ltol = dict(tol, atol=1e-6 if dt == F32 else 1e-13)
-                            assert_matches(dyn.log_softmax(t, dim), lref, **ltol)
-                            assert_matches(t.log_softmax(dim=dim), lref, **ltol)
+            for dim in range(-len(shape), len(shape)):
+                with self.subTest(dtype=str(dt), shape=shape, layout=layout, dim=dim):
+                    if a.size == 0:
+                        ref = lref = np.zeros(shape, nd)
+                    else:
+                        ref = softmax_ref(a, dim).astype(nd)
+                        lref = log_softmax_ref(a, dim).astype(nd)
+                    assert_matches(dyn.softmax(t, dim), ref, **tol)
+                    assert_matches(t.softmax(dim), ref, **tol)
+                    assert_matches(dyn.softmax(t, dim=dim), ref, **tol)
+                    ltol = dict(tol, atol=1e-6 if dt == F32 else 1e-13)
+                    assert_matches(dyn.log_softmax(t, dim), lref, **ltol)
+                    assert_matches(t.log_softmax(dim=dim), lref, **ltol)
 
     def test_softmax_stable_for_large_and_infinite(self):
         t = dyn.tensor([1000.0, 1001.0, 1002.0])
-        ref = _softmax_ref(np.array([0.0, 1.0, 2.0]), 0).astype(np.float32)
+        ref = softmax_ref(np.array([0.0, 1.0, 2.0]), 0).astype(np.float32)
         assert_matches(t.softmax(0), ref, rtol=1e-5)
-        assert_matches(t.log_softmax(0), _log_softmax_ref(np.array([0.0, 1.0, 2.0]), 0).astype(np.float32),
+        assert_matches(t.log_softmax(0), log_softmax_ref(np.array([0.0, 1.0, 2.0]), 0).astype(np.float32),
                        rtol=1e-5, atol=1e-6)
         s = dyn.tensor([float("-inf"), 0.0, float("-inf")]).softmax(0)
         self.assertEqual(s.tolist(), [0.0, 1.0, 0.0])

@@ -5,7 +5,7 @@ import unittest
 import numpy as np
 
 import dyn
-from dyntest import LAYOUTS, assert_matches, rand_np, rng, to_dyn, to_np
+from dyntest import LAYOUTS, assert_matches, in_layouts, rand_np, rng, to_dyn, to_np
 
 F32, F64, I64, BOOL = dyn.float32, dyn.float64, dyn.int64, dyn.bool
 E = Ellipsis
@@ -162,8 +162,7 @@ class TestAdvancedIndexing(unittest.TestCase):
     def test_int_tensor_index(self):
         r = rng(4)
         w = rand_np((5, 4), F32, r)
-        for layout in LAYOUTS:
-            tw = to_dyn(w, layout)
+        for layout, tw in in_layouts(w):
             for idx in [np.array([0, 4, 2, 2]), np.array([[1, 0, 3], [4, 4, 0]]),
                         np.array([-1, -5, 0]), np.zeros((0,), np.int64), np.array(3)]:
                 idx = idx.astype(np.int64)
@@ -195,8 +194,7 @@ class TestAdvancedIndexing(unittest.TestCase):
     def test_gather(self):
         r = rng(6)
         a = rand_np((3, 4, 5), F32, r)
-        for layout in LAYOUTS:
-            t = to_dyn(a, layout)
+        for layout, t in in_layouts(a):
             for dim in (0, 1, 2, -1):
                 shape = list(a.shape)
                 shape[dim] = 2

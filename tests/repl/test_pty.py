@@ -20,6 +20,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 BINARY = os.environ.get("DYNREPL") or os.path.join(REPO, "build", "repl", "dynrepl")
 TIMEOUT_S = 15
 PROMPT = b"dynrepl> "
+CONTINUATION = b"... "
+STOPPED = b"(stopped) dynrepl> "
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -85,6 +87,21 @@ class Repl:
     def line(self, text):
         self.send(text + b"\n")
 
+    def keys(self, keys, shown):
+        """Sends keystrokes without Enter; returns once the terminal shows `shown` (as expect())."""
+        self.send(keys)
+        return self.expect(shown)
+
+    def run(self, text, until=PROMPT):
+        """Enters a line; returns what the terminal showed up to and including `until`."""
+        self.line(text)
+        return self.expect(until)
+
+    def quit(self):
+        """Ctrl-D; returns the exit status."""
+        self.send(b"\x04")
+        return self.wait()
+
     def wait(self, timeout=TIMEOUT_S):
         """Reads to the end of output and returns the exit status."""
         deadline = time.monotonic() + timeout
@@ -117,236 +134,170 @@ class Repl:
             pass
 
 
+def history(home):
+    with open(os.path.join(home, ".dynrepl_history")) as f:
+        return f.read().splitlines()
+
+
 class PtyTest(unittest.TestCase):
+    def new_home(self):
+        home = tempfile.mkdtemp(prefix="dynrepl-pty-")
+        self.addCleanup(shutil.rmtree, home, True)
+        return home
+
     def start(self, *args, home=None, color=False):
-        r = Repl(args, home=home, color=color)
+        r = Repl(args, home=home or self.new_home(), color=color)
         self.addCleanup(r.close)
-        if home is None:
-            self.addCleanup(shutil.rmtree, r.home, True)
+        return r
+
+    def session(self, *args, **kw):
+        """start(), past the banner to the first prompt."""
+        r = self.start(*args, **kw)
+        r.expect(PROMPT)
         return r
 
     def test_prompt_banner_and_ctrl_d(self):
         r = self.start()
         out = r.expect(PROMPT)
         self.assertIn(b"dynrepl: Python with dyn; :help lists the commands, Ctrl-D exits", out)
-        r.line(b"6 * 7")
-        self.assertIn(b"42\r\n", r.expect(PROMPT))
-        r.send(b"\x04")  # Ctrl-D at an empty prompt: leaves, asks nothing
-        self.assertEqual(r.wait(), 0)
+        self.assertIn(b"42\r\n", r.run(b"6 * 7"))
+        self.assertEqual(r.quit(), 0)  # Ctrl-D at an empty prompt: leaves, asks nothing
 
     def test_script_then_prompt(self):
         r = self.start("scripts/examples/recompiles.py")  # on a TTY the REPL opens after the script
         out = r.expect(PROMPT)
         self.assertIn(b"g: 1 cache entry for 3 different scales", out)
-        r.line(b":stats")
-        self.assertRegex(r.expect(PROMPT), rb"calls 7  cache hits 3  compiles 4  recompiles 2")
-        r.send(b"\x04")
-        self.assertEqual(r.wait(), 0)
+        self.assertRegex(r.run(b":stats"), rb"calls 7  cache hits 3  compiles 4  recompiles 2")
+        self.assertEqual(r.quit(), 0)
 
     def test_complete_command_name(self):
-        r = self.start()
-        r.expect(PROMPT)
-        r.send(b":he\t")
-        self.assertIn(b":help", r.expect(b":help"))
-        r.send(b"\n")
-        out = r.expect(PROMPT)
+        r = self.session()
+        self.assertIn(b":help", r.keys(b":he\t", b":help"))
+        out = r.run(b"")
         self.assertIn(b"commands (:help CMD for one in full; anything else is Python):", out)
-        r.send(b":why\t")  # completes the whole unique name
-        r.expect(b":why-recompile")
-        r.send(b"\n")
-        self.assertIn(b"no recompiles", r.expect(PROMPT))
+        r.keys(b":why\t", b":why-recompile")  # completes the whole unique name
+        self.assertIn(b"no recompiles", r.run(b""))
 
     def test_complete_function_name_and_graph_id(self):
-        r = self.start("tests/repl/scenarios/lazy.py")
-        r.expect(PROMPT)
-        r.send(b":guards la\t")  # a compiled function's name
-        r.expect(b"layer")
-        r.send(b"\n")
-        out = r.expect(PROMPT)
+        r = self.session("tests/repl/scenarios/lazy.py")
+        r.keys(b":guards la\t", b"layer")  # a compiled function's name
+        out = r.run(b"")
         self.assertRegex(out, rb"layer\[0\]: \d+ guards")
         self.assertRegex(out, rb"layer\[1\]: \d+ guards")
-        r.send(b":graph layer[1].\t")  # a graph id
-        r.expect(b"layer[1].0")
-        r.send(b"\n")
-        self.assertIn(b"graph layer[1].0  (3 ops", r.expect(PROMPT))
+        r.keys(b":graph layer[1].\t", b"layer[1].0")  # a graph id
+        self.assertIn(b"graph layer[1].0  (3 ops", r.run(b""))
 
     # Each Python-name completion test uses a fresh session: see the known bug below.
     def test_complete_python_keyword(self):
-        r = self.start()
-        r.expect(PROMPT)
-        r.send(b"impo\t")
-        r.expect(b"import")
-        r.send(b" os\n")
-        r.expect(PROMPT)
-        r.line(b"os.sep")
-        self.assertIn(b"'/'", r.expect(PROMPT))
+        r = self.session()
+        r.keys(b"impo\t", b"import")
+        r.run(b" os")
+        self.assertIn(b"'/'", r.run(b"os.sep"))
 
     def test_complete_python_variable(self):
-        r = self.start("tests/repl/scenarios/lazy.py")
-        r.expect(PROMPT)
-        r.send(b"lay\t")  # a name of the script's namespace: the compiled function, completed with "("
-        r.expect(b"layer(")
-        r.line(b"dyn.ones(4, 8), 2.0).sum().item()")
-        self.assertIn(b"128.0\r\n", r.expect(PROMPT))
+        r = self.session("tests/repl/scenarios/lazy.py")
+        r.keys(b"lay\t", b"layer(")  # a name of the script's namespace: the compiled function, completed with "("
+        self.assertIn(b"128.0\r\n", r.run(b"dyn.ones(4, 8), 2.0).sum().item()"))
 
     def test_completion_still_works_after_python_completion(self):
-        r = self.start()
-        r.expect(PROMPT)
-        r.send(b"impo\t")
-        r.expect(b"import")
-        r.send(b"\x15\n")
-        r.expect(PROMPT)
+        r = self.session()
+        r.keys(b"impo\t", b"import")
+        r.run(b"\x15")
         r.send(b":he\t\n")
         out = r.expect(PROMPT, timeout=5)
         self.assertIn(b"commands (:help CMD", out)
 
     def test_multi_line_block(self):
-        r = self.start()
-        r.expect(PROMPT)
-        r.line(b"for i in range(2):")
-        r.expect(b"... ")
-        r.line(b"    print(i * 10)")
-        r.expect(b"... ")
-        r.line(b"")
-        out = r.expect(PROMPT)
-        self.assertIn(b"0\r\n10\r\n", out)
-        r.line(b"def sq(v):")
-        r.expect(b"... ")
-        r.line(b"    return v * v")
-        r.expect(b"... ")
-        r.line(b"")
-        r.expect(PROMPT)
-        r.line(b"sq(12)")
-        self.assertIn(b"144\r\n", r.expect(PROMPT))
+        r = self.session()
+        r.run(b"for i in range(2):", CONTINUATION)
+        r.run(b"    print(i * 10)", CONTINUATION)
+        self.assertIn(b"0\r\n10\r\n", r.run(b""))
+        r.run(b"def sq(v):", CONTINUATION)
+        r.run(b"    return v * v", CONTINUATION)
+        r.run(b"")
+        self.assertIn(b"144\r\n", r.run(b"sq(12)"))
 
     def test_ctrl_c_while_typing(self):
-        r = self.start()
-        r.expect(PROMPT)
-        r.send(b"half a line")
-        r.expect(b"half a line")
-        r.send(b"\x03")
-        self.assertIn(b"KeyboardInterrupt", r.expect(PROMPT))
-        r.line(b"1 + 1")  # the half line is gone and the session goes on
-        out = r.expect(PROMPT)
+        r = self.session()
+        r.keys(b"half a line", b"half a line")
+        self.assertIn(b"KeyboardInterrupt", r.keys(b"\x03", PROMPT))
+        out = r.run(b"1 + 1")  # the half line is gone and the session goes on
         self.assertIn(b"2\r\n", out)
         self.assertNotIn(b"half", out)
         # Ctrl-C in a continuation block drops the block
-        r.line(b"if True:")
-        r.expect(b"... ")
-        r.send(b"\x03")
-        r.expect(PROMPT)
-        r.line(b"'fresh'")
-        self.assertIn(b"'fresh'", r.expect(PROMPT))
+        r.run(b"if True:", CONTINUATION)
+        r.keys(b"\x03", PROMPT)
+        self.assertIn(b"'fresh'", r.run(b"'fresh'"))
 
     def test_ctrl_c_interrupts_running_code(self):
-        r = self.start("tests/repl/scenarios/lazy.py")
-        r.expect(PROMPT)
-        r.line(b"n = 0")
-        r.expect(PROMPT)
-        r.line(b"while True:")
-        r.expect(b"... ")
-        r.line(b"    layer(dyn.ones(4, 8), 1.0)  # interrupted anywhere, in or out of the capture")
-        r.expect(b"... ")
-        r.line(b"    n += 1")
-        r.expect(b"... ")
-        r.line(b"    if n == 1: print('spinning', flush=True)")
-        r.expect(b"... ")
-        r.line(b"")
-        r.expect(b"spinning\r\n")  # the loop runs
-        r.send(b"\x03")
-        out = r.expect(PROMPT)
-        self.assertIn(b"KeyboardInterrupt", out)
-        r.line(b"n > 0, layer(dyn.ones(4, 8), 1.0).sum().item()")  # the engine still works
-        self.assertIn(b"(True, 64.0)", r.expect(PROMPT))
-        r.line(b":graphs layer")  # no half-captured graph left behind
-        self.assertRegex(r.expect(PROMPT), rb"ends with\r\nlayer\[0\]\.0 .*\r\nlayer\[1\]\.0 .*\r\ndynrepl> $")
-        r.send(b"\x04")
-        self.assertEqual(r.wait(), 0)
+        r = self.session("tests/repl/scenarios/lazy.py")
+        r.run(b"n = 0")
+        r.run(b"while True:", CONTINUATION)
+        r.run(b"    layer(dyn.ones(4, 8), 1.0)  # interrupted anywhere, in or out of the capture", CONTINUATION)
+        r.run(b"    n += 1", CONTINUATION)
+        r.run(b"    if n == 1: print('spinning', flush=True)", CONTINUATION)
+        r.run(b"", b"spinning\r\n")  # the loop runs
+        self.assertIn(b"KeyboardInterrupt", r.keys(b"\x03", PROMPT))
+        # the engine still works
+        self.assertIn(b"(True, 64.0)", r.run(b"n > 0, layer(dyn.ones(4, 8), 1.0).sum().item()"))
+        # no half-captured graph left behind
+        self.assertRegex(r.run(b":graphs layer"), rb"ends with\r\nlayer\[0\]\.0 .*\r\nlayer\[1\]\.0 .*\r\ndynrepl> $")
+        self.assertEqual(r.quit(), 0)
 
     def test_history_file_and_recall(self):
-        home = tempfile.mkdtemp(prefix="dynrepl-pty-")
-        self.addCleanup(shutil.rmtree, home, True)
-        r = self.start(home=home)
-        r.expect(PROMPT)
-        r.line(b":help quit")
-        r.expect(PROMPT)
-        r.line(b"40 + 2")
-        r.expect(PROMPT)
-        r.send(b"\x04")
-        self.assertEqual(r.wait(), 0)
-        with open(os.path.join(home, ".dynrepl_history")) as f:
-            self.assertEqual(f.read().splitlines()[-2:], [":help quit", "40 + 2"])
-        r2 = self.start(home=home)  # a new session recalls it with the up arrow
-        r2.expect(PROMPT)
-        r2.send(b"\x1b[A")
-        r2.expect(b"40 + 2")
-        r2.send(b"\n")
-        self.assertIn(b"42\r\n", r2.expect(PROMPT))
-        r2.send(b"\x04")
-        self.assertEqual(r2.wait(), 0)
+        home = self.new_home()
+        r = self.session(home=home)
+        r.run(b":help quit")
+        r.run(b"40 + 2")
+        self.assertEqual(r.quit(), 0)
+        self.assertEqual(history(home)[-2:], [":help quit", "40 + 2"])
+        r2 = self.session(home=home)  # a new session recalls it with the up arrow
+        r2.keys(b"\x1b[A", b"40 + 2")
+        self.assertIn(b"42\r\n", r2.run(b""))
+        self.assertEqual(r2.quit(), 0)
 
     def test_history_survives_python_completion(self):
-        home = tempfile.mkdtemp(prefix="dynrepl-pty-")
-        self.addCleanup(shutil.rmtree, home, True)
-        r = self.start(home=home)
-        r.expect(PROMPT)
-        r.line(b"'before'")
-        r.expect(PROMPT)
-        r.send(b"pri\t")
-        r.expect(b"print")
-        r.send(b"\x15'after'\n")
-        r.expect(PROMPT)
-        r.send(b"\x04")
-        self.assertEqual(r.wait(), 0)
-        with open(os.path.join(home, ".dynrepl_history")) as f:
-            self.assertEqual(f.read().splitlines()[-2:], ["'before'", "'after'"])
+        home = self.new_home()
+        r = self.session(home=home)
+        r.run(b"'before'")
+        r.keys(b"pri\t", b"print")
+        r.run(b"\x15'after'")
+        self.assertEqual(r.quit(), 0)
+        self.assertEqual(history(home)[-2:], ["'before'", "'after'"])
 
     def test_errors_are_colored_only_on_request(self):
-        r = self.start(color=True)
-        r.expect(PROMPT)
-        r.line(b":grpah")
-        r.expect(PROMPT)
+        r = self.session(color=True)
+        r.run(b":grpah")
         self.assertIn(b"\x1b[31merror:\x1b[0m unknown command ':grpah'; did you mean ':graph'?", r.seen)
-        r2 = self.start()  # --no-color
-        r2.expect(PROMPT)
-        r2.line(b":grpah")
-        r2.expect(PROMPT)
+        r2 = self.session()  # --no-color
+        r2.run(b":grpah")
         self.assertIn(b"error: unknown command ':grpah'; did you mean ':graph'?", r2.seen)
         self.assertNotIn(b"\x1b[31m", r2.seen)
 
     def test_stopped_prompt_ctrl_c_and_ctrl_d(self):
         r = self.start("--break", "recompile:f", "scripts/examples/recompiles.py")
-        out = r.expect(b"(stopped) dynrepl> ")
+        out = r.expect(STOPPED)
         self.assertIn(b"stopped at breakpoint 1: recompile in f", out)
-        r.line(b"x.shape, scale")
-        self.assertIn(b"(dyn.Size([6, 8]), 0.5)", r.expect(b"(stopped) dynrepl> "))
-        r.send(b"scal\t")  # completion sees the user's locals
-        r.expect(b"scale")
-        r.send(b"\x03")  # Ctrl-C at the stopped prompt: a fresh stopped prompt
-        r.expect(b"(stopped) dynrepl> ")
-        r.line(b":where")
-        self.assertIn(b"recompiles.py:15 in <module>", r.expect(b"(stopped) dynrepl> "))
-        r.send(b"\x04")  # Ctrl-D while stopped: exits cleanly, the script does not go on
-        self.assertEqual(r.wait(), 0)
+        self.assertIn(b"(dyn.Size([6, 8]), 0.5)", r.run(b"x.shape, scale", STOPPED))
+        r.keys(b"scal\t", b"scale")  # completion sees the user's locals
+        r.keys(b"\x03", STOPPED)  # Ctrl-C at the stopped prompt: a fresh stopped prompt
+        self.assertIn(b"recompiles.py:15 in <module>", r.run(b":where", STOPPED))
+        self.assertEqual(r.quit(), 0)  # Ctrl-D while stopped: exits cleanly, the script does not go on
         self.assertNotIn(b"g: 1 cache entry", r.seen)
 
     def test_continue_from_stopped_prompt(self):
         r = self.start("--break", "recompile:f", "scripts/examples/recompiles.py")
-        r.expect(b"(stopped) dynrepl> ")
-        r.line(b":continue")
-        r.expect(b"call 4 of 'f'")
-        r.expect(b"(stopped) dynrepl> ")
-        r.line(b":delete 1")
-        r.expect(b"(stopped) dynrepl> ")
-        r.line(b":continue")
-        out = r.expect(PROMPT)
+        r.expect(STOPPED)
+        r.run(b":continue", b"call 4 of 'f'")
+        r.expect(STOPPED)
+        r.run(b":delete 1", STOPPED)
+        out = r.run(b":continue")
         self.assertIn(b"g: 1 cache entry for 3 different scales", out)
         r.line(b":quit")
         self.assertEqual(r.wait(), 0)
 
     def test_exit_status_of_exit_call(self):
-        r = self.start()
-        r.expect(PROMPT)
+        r = self.session()
         r.line(b"exit(3)")
         self.assertEqual(r.wait(), 3)
 
