@@ -7,11 +7,16 @@
 #include <cmath>
 #include <vector>
 
-#include "core/ops/api.h"
-
 namespace dyn {
 
 namespace {
+
+// t[i]: a view of one row, as select(t, 0, i) gives it (printing works on data that is there).
+Tensor row(const Tensor& t, int64_t i) {
+  Dims shape, strides;
+  for (int d = 1; d < t.ndim(); ++d) shape.push_back(t.size(d)), strides.push_back(t.strides()[d]);
+  return t.as_strided(shape, strides, t.offset() + i * t.strides()[0]);
+}
 
 constexpr int kPrecision = 4;
 constexpr int64_t kThreshold = 1000;
@@ -39,7 +44,7 @@ void collect(const Tensor& t, bool summarize, std::vector<double>* out) {
   }
   int64_t n = t.size(0);
   auto take = [&](int64_t i) {
-    Tensor s = ops::select(t, 0, i);
+    Tensor s = row(t, i);
     collect(s, summarize, out);
   };
   if (summarize && n > 2 * kEdgeItems) {
@@ -152,7 +157,7 @@ std::string tensor_str(const Tensor& t, int indent, bool summarize, const Format
   if (dim == 1) return vector_str(t, indent, summarize, f);
   std::vector<std::string> slices;
   int64_t n = t.size(0);
-  auto add = [&](int64_t i) { slices.push_back(tensor_str(ops::select(t, 0, i), indent + 1, summarize, f)); };
+  auto add = [&](int64_t i) { slices.push_back(tensor_str(row(t, i), indent + 1, summarize, f)); };
   if (summarize && n > 2 * kEdgeItems) {
     for (int64_t i = 0; i < kEdgeItems; ++i) add(i);
     slices.push_back("...");

@@ -1,13 +1,13 @@
 // The built-in module _dyn: module functions (creation, joins, settings), dtypes, dyn.Size.
 #include <vector>
 
+#include "core/api/api.h"
 #include "core/autograd/autograd.h"
 #include "core/blas.h"
 #include "core/error.h"
-#include "core/ops/api.h"
-#include "python/py_common.h"
 #include "core/random.h"
 #include "core/thread_pool.h"
+#include "python/py_common.h"
 
 namespace dyn::py {
 
@@ -357,6 +357,32 @@ DYN_FAST(f_is_tensor) {
   DYN_CATCH
 }
 
+// The op table as data, for the checks that Python has every op the table promises.
+DYN_FAST(f_op_table) {
+  DYN_TRY
+  parse_args("_op_table", args, nargs, kw, {}, 0, nullptr);
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpDef& d = op_def(static_cast<OpId>(i));
+    auto str = [](std::string_view v) {
+      return PyUnicode_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
+    };
+    PyObject* row = Py_BuildValue("{s:N,s:N,s:i,s:i,s:N,s:N,s:O,s:N}", "name", str(d.name), "class", str(d.class_name),
+                                  "inputs", d.num_inputs, "outputs", d.num_outputs, "dtype", str(d.dtype_rule_name),
+                                  "formula", str(d.formula_name), "differentiable",
+                                  derivative_of(static_cast<OpId>(i)).fn ? Py_True : Py_False, "python", str(d.python));
+    if (!row || PyList_Append(list, row) < 0) {
+      Py_XDECREF(row);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(row);
+  }
+  return list;
+  DYN_CATCH
+}
+
 PyMethodDef module_functions[] = {
     DYN_ENTRY("tensor", f_tensor, "tensor(data, dtype=None, requires_grad=False): a new tensor from data"),
     DYN_ENTRY("from_numpy", f_from_numpy, "from_numpy(ndarray): a tensor sharing the array's memory"),
@@ -387,6 +413,7 @@ PyMethodDef module_functions[] = {
     DYN_ENTRY("is_tensor", f_is_tensor, "is_tensor(obj)"),
     DYN_ENTRY("is_grad_enabled", f_is_grad_enabled, "whether ops record gradients"),
     DYN_ENTRY("_set_grad_enabled", f_set_grad_enabled, "turn gradient recording on or off"),
+    DYN_ENTRY("_op_table", f_op_table, "the rows of the op table (core/ops/ops.def) as dicts"),
     {nullptr, nullptr, 0, nullptr},
 };
 

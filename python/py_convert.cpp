@@ -6,7 +6,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/api/api.h"
 #include "python/py_common.h"
 
 namespace dyn::py {

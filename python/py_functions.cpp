@@ -1,14 +1,14 @@
 // dyn.Tensor methods and dyn module functions: argument binding around the eager op API.
 #include <vector>
 
+#include "core/api/api.h"
 #include "core/autograd/autograd.h"
 #include "core/blas.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
-#include "python/py_common.h"
 #include "core/random.h"
 #include "core/thread_pool.h"
+#include "python/py_common.h"
 
 namespace dyn::py {
 
@@ -29,6 +29,16 @@ DYN_FAST(m_unary) {
   DYN_TRY
   parse_args(op_name(Op).data(), args, nargs, kw, {}, 0, nullptr);
   return wrap(ops::unary(Op, T(self)));
+  DYN_CATCH
+}
+
+template <OpId Op>
+DYN_FAST(m_unary_) {
+  DYN_TRY
+  parse_args(op_name(Op).data(), args, nargs, kw, {}, 0, nullptr);
+  ops::unary_(Op, Tm(self));
+  Py_INCREF(self);
+  return self;
   DYN_CATCH
 }
 
@@ -125,14 +135,19 @@ DYN_FAST(m_where) {
   DYN_CATCH
 }
 
+template <bool InPlace>
 DYN_FAST(m_clamp) {
   DYN_TRY
   PyObject* a[2];
-  parse_args("clamp", args, nargs, kw, {"min", "max"}, 0, a);
+  const char* fn = InPlace ? "clamp_" : "clamp";
+  parse_args(fn, args, nargs, kw, {"min", "max"}, 0, a);
   std::optional<Scalar> lo, hi;
-  if (a[0] && a[0] != Py_None) lo = scalar_arg("clamp", "min", a[0]);
-  if (a[1] && a[1] != Py_None) hi = scalar_arg("clamp", "max", a[1]);
-  return wrap(ops::clamp(T(self), lo, hi));
+  if (a[0] && a[0] != Py_None) lo = scalar_arg(fn, "min", a[0]);
+  if (a[1] && a[1] != Py_None) hi = scalar_arg(fn, "max", a[1]);
+  if (!InPlace) return wrap(ops::clamp(T(self), lo, hi));
+  ops::clamp_(Tm(self), lo, hi);
+  Py_INCREF(self);
+  return self;
   DYN_CATCH
 }
 
@@ -505,23 +520,37 @@ DYN_FAST(m_requires_grad_) {
 
 }  // namespace
 
-#define DYN_U(n) DYN_ENTRY(#n, m_unary<OpId::n>, "elementwise " #n),
-#define DYN_B(n) DYN_ENTRY(#n, m_binary<OpId::n>, "elementwise " #n " with broadcasting"),
-PyMethodDef tensor_methods[] = {
-    DYN_U(abs) DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid)
-        DYN_U(relu) DYN_U(gelu) DYN_U(silu) DYN_U(neg) DYN_U(floor) DYN_U(ceil) DYN_U(logical_not) DYN_B(add) DYN_B(sub)
-            DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum) DYN_B(minimum)
-                DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and) DYN_B(logical_or)
-                    DYN_B(logical_xor) DYN_ENTRY("add_", m_binary_<OpId::add>, "in-place add"),
-    DYN_ENTRY("sub_", m_binary_<OpId::sub>, "in-place sub"),
-    DYN_ENTRY("mul_", m_binary_<OpId::mul>, "in-place mul"),
-    DYN_ENTRY("div_", m_binary_<OpId::div>, "in-place div"),
+namespace {
+
+// The methods of the op table's elementwise rows: x.name(...) and, where the python column says
+// I, x.name_(...) in place. Every other method below is bound by hand.
+template <typename F>
+PyCFunction as_cfunction(F f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+template <OpId Op>
+PyCFunction out_of_place() {
+  if constexpr (formula_of(Op) == FormulaKind::unary) return as_cfunction(m_unary<Op>);
+  return as_cfunction(m_binary<Op>);
+}
+template <OpId Op>
+PyCFunction in_place() {
+  if constexpr (formula_of(Op) == FormulaKind::unary) return as_cfunction(m_unary_<Op>);
+  return as_cfunction(m_binary_<Op>);
+}
+struct TableMethods {
+  OpId op;
+  PyCFunction fn, fn_;
+};
+
+PyMethodDef hand_methods[] = {
     DYN_ENTRY("zero_", m_zero_, "fill with zeros in place"),
     DYN_ENTRY("fill_", m_fill_, "fill with a value in place"),
     DYN_ENTRY("copy_", m_copy_, "copy (broadcast, cast) src into this tensor"),
     DYN_ENTRY("where", m_where, "where(condition, other): self where condition else other"),
-    DYN_ENTRY("clamp", m_clamp, "clamp(min=None, max=None)"),
-    DYN_ENTRY("clip", m_clamp, "alias of clamp"),
+    DYN_ENTRY("clamp", m_clamp<false>, "clamp(min=None, max=None)"),
+    DYN_ENTRY("clamp_", m_clamp<true>, "clamp(min=None, max=None) in place"),
+    DYN_ENTRY("clip", m_clamp<false>, "alias of clamp"),
     DYN_ENTRY("sum", m_reduce<OpId::sum>, "sum(dim=None, keepdim=False, dtype=None)"),
     DYN_ENTRY("mean", m_reduce<OpId::mean>, "mean(dim=None, keepdim=False, dtype=None)"),
     DYN_ENTRY("amax", m_reduce<OpId::amax>, "amax(dim=None, keepdim=False)"),
@@ -570,7 +599,36 @@ PyMethodDef tensor_methods[] = {
     DYN_ENTRY("_grad_fn_name", m_grad_fn, "the name of the node that made this tensor, or None"),
     {nullptr, nullptr, 0, nullptr},
 };
-#undef DYN_U
-#undef DYN_B
+
+}  // namespace
+
+PyMethodDef* tensor_methods() {
+  static std::vector<PyMethodDef> all = [] {
+    const TableMethods kTableMethods[] = {
+#define DYN_OP(n, ...) {OpId::n, out_of_place<OpId::n>(), in_place<OpId::n>()},
+#include "core/ops/ops.def"
+#undef DYN_OP
+    };
+    static std::vector<std::string> names;  // PyMethodDef keeps the pointers
+    names.reserve(2 * kNumOps);
+    std::vector<PyMethodDef> v;
+    for (const TableMethods& m : kTableMethods) {
+      const OpDef& d = op_def(m.op);
+      if (d.formula == FormulaKind::none) continue;
+      if (d.python.find('M') != std::string_view::npos) {
+        names.emplace_back(d.name);
+        v.push_back({names.back().c_str(), m.fn, METH_FASTCALL | METH_KEYWORDS, "elementwise, as torch.Tensor's"});
+      }
+      if (d.python.find('I') != std::string_view::npos) {
+        names.emplace_back(std::string(d.name) + "_");
+        v.push_back({names.back().c_str(), m.fn_, METH_FASTCALL | METH_KEYWORDS, "in place, as torch.Tensor's"});
+      }
+    }
+    for (PyMethodDef* h = hand_methods; h->ml_name; ++h) v.push_back(*h);
+    v.push_back({nullptr, nullptr, 0, nullptr});
+    return v;
+  }();
+  return all.data();
+}
 
 }  // namespace dyn::py

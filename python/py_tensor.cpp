@@ -4,11 +4,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/api/api.h"
 #include "core/autograd/autograd.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
 #include "core/format.h"
-#include "core/ops/api.h"
 #include "python/py_common.h"
 
 namespace dyn::py {
@@ -531,7 +531,7 @@ PyGetSetDef getset[] = {
 
 }  // namespace
 
-extern PyMethodDef tensor_methods[];  // py_functions.cpp
+PyMethodDef* tensor_methods();  // py_functions.cpp
 
 PyTypeObject TensorType = [] {
   PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -548,13 +548,13 @@ PyTypeObject TensorType = [] {
   t.tp_richcompare = richcompare;
   t.tp_weaklistoffset = offsetof(PyTensor, weakrefs);
   t.tp_iter = tp_iter;
-  t.tp_methods = tensor_methods;
   t.tp_getset = getset;
   t.tp_new = tp_new;
   return t;
 }();
 
 bool init_tensor_type(PyObject* module) {
+  TensorType.tp_methods = tensor_methods();  // after static initialization: it reads other files' tables
   if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&GradFnType) < 0) return false;
   // numpy defers binary operators to us, as it does for torch tensors.
   PyObject* prio = PyFloat_FromDouble(1000.0);

@@ -1,11 +1,13 @@
-// The eager op API: builds each op's attributes and dispatches it through the registry.
-#include "core/ops/api.h"
+// The op API: builds each op's attributes and dispatches it.
+#include "core/api/api.h"
 
 #include <cmath>
 
 #include "core/capture/capture.h"
+#include "core/dispatch/dispatch.h"
 #include "core/error.h"
 #include "core/ops/formulas.h"
+#include "core/ops/run.h"
 #include "core/random.h"
 
 namespace dyn {
@@ -110,13 +112,19 @@ Tensor binary(OpId op, const Tensor& a, Scalar s, bool scalar_lhs) {
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return run(OpId::where, {cond, a, b}); }
 
-Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+namespace {
+Attrs clamp_attrs(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   Attrs at;
   at.has_lo = lo.has_value();
   at.has_hi = hi.has_value();
   if (lo) at.scalar = *lo;
   if (hi) at.scalar2 = *hi;
-  return run(OpId::clamp, {a}, at);
+  return at;
+}
+}  // namespace
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return run(OpId::clamp, {a}, clamp_attrs(lo, hi));
 }
 
 Tensor to_dtype(const Tensor& a, DType dtype) {
@@ -135,6 +143,19 @@ Tensor clone(const Tensor& a) {
 Tensor contiguous(const Tensor& a) { return a.is_contiguous() ? a : clone(a); }
 
 // ---- in place ----
+
+Tensor& unary_(OpId op, Tensor& self) {
+  const Tensor in[1] = {self};
+  dispatch_into(op, in, Attrs{}, self);
+  return self;
+}
+
+Tensor& clamp_(Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  Attrs at = clamp_attrs(lo, hi);
+  const Tensor in[1] = {self};
+  dispatch_into(OpId::clamp, in, at, self);
+  return self;
+}
 
 Tensor& binary_(OpId op, Tensor& self, const Tensor& b) {
   const Tensor in[2] = {self, b};
@@ -315,8 +336,7 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
 
 double item_double(const Tensor& a) {
   ensure_materialized(a, BreakKind::Item, ".item()");
-  DYN_CHECK(a.numel() == 1, ErrorKind::Runtime, "a Tensor with {} elements cannot be converted to Scalar", a.numel());
-  return visit_dtype(a.dtype(), [&](auto tag) { return static_cast<double>(*a.data<decltype(tag)>()); });
+  return kern::to_double(a);
 }
 
 int64_t item_int(const Tensor& a) {

@@ -1,4 +1,5 @@
-// The eager op API: one function per user-visible op. Each goes through dispatch() (registry.h).
+// The op API: one function per user-visible op, building its attributes. Each goes through
+// dispatch() (core/dispatch/dispatch.h), so it runs now, is recorded, or is replayed.
 #pragma once
 #include <optional>
 #include <vector>
@@ -29,6 +30,8 @@ Tensor clone(const Tensor& a);
 Tensor contiguous(const Tensor& a);  // returns `a` itself when already contiguous
 
 // ---- in place: write into `self` (which may be a view); return self ----
+Tensor& unary_(OpId op, Tensor& self);
+Tensor& clamp_(Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi);
 Tensor& binary_(OpId op, Tensor& self, const Tensor& b);
 Tensor& binary_(OpId op, Tensor& self, Scalar s);
 Tensor& fill_(Tensor& self, Scalar v);
@@ -74,3 +77,9 @@ double item_double(const Tensor& a);  // RuntimeError unless numel()==1
 int64_t item_int(const Tensor& a);
 
 }  // namespace dyn::ops
+
+namespace dyn {
+// Accumulates d(root)/d(leaf) into every leaf's .grad (core/api/backward.cpp). gradient: for
+// non-scalar roots.
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph);
+}  // namespace dyn

@@ -1,11 +1,11 @@
-// The derivative of every differentiable op, registered into its row of the op table. Each one
-// computes input gradients from output gradients with ordinary ops (see Note [autograd]).
+// The derivative of every differentiable op, named by the deriv column of its row in ops.def.
+// Each computes input gradients from output gradients with ordinary ops (see Note [autograd]).
 #include <cmath>
 
+#include "core/api/api.h"
 #include "core/autograd/autograd.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
 
 namespace dyn {
 
@@ -46,8 +46,6 @@ Tensor unreduce(const Tensor& g, const Tensor& input, const Dims& dims, bool kee
   return ops::reshape(g, shape);
 }
 
-void set(OpDef* t, OpId op, BackwardFn f) { t[static_cast<int>(op)].backward = f; }
-
 // ---- unary ----
 void d_neg(const GradNode&, GradOut g, GradIn in) { (*in)[0] = neg(g[0]); }
 void d_abs(const GradNode& n, GradOut g, GradIn in) {
@@ -57,6 +55,7 @@ void d_abs(const GradNode& n, GradOut g, GradIn in) {
 }
 void d_exp(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], n.outputs[0]); }
 void d_log(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], n.inputs[0]); }
+
 void d_sqrt(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], mul(n.outputs[0], 2.0)); }
 void d_rsqrt(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& y = n.outputs[0];
@@ -308,77 +307,25 @@ void d_cat(const GradNode& n, GradOut g, GradIn in) {
   }
 }
 
+// The saved column: bit i of inputs = input i, output = output 0.
+struct Saved {
+  uint32_t inputs;
+  bool output;
+};
+constexpr Saved saved_none{0, false}, saved_in0{1, false}, saved_in1{2, false}, saved_in01{3, false},
+    saved_out{0, true}, saved_in0_out{1, true}, saved_in01_out{3, true};
+constexpr BackwardFn d_none = nullptr;
+
 }  // namespace
 
-void register_derivatives(OpDef* t) {
-  set(t, OpId::neg, d_neg);
-  set(t, OpId::abs, d_abs);
-  set(t, OpId::exp, d_exp);
-  set(t, OpId::log, d_log);
-  set(t, OpId::sqrt, d_sqrt);
-  set(t, OpId::rsqrt, d_rsqrt);
-  set(t, OpId::sin, d_sin);
-  set(t, OpId::cos, d_cos);
-  set(t, OpId::tanh, d_tanh);
-  set(t, OpId::sigmoid, d_sigmoid);
-  set(t, OpId::relu, d_relu);
-  set(t, OpId::gelu, d_gelu);
-  set(t, OpId::silu, d_silu);
-  set(t, OpId::floor, d_zero);
-  set(t, OpId::ceil, d_zero);
-  set(t, OpId::clamp, d_clamp);
-  set(t, OpId::cast, d_cast);
-  set(t, OpId::add, d_add);
-  set(t, OpId::sub, d_sub);
-  set(t, OpId::mul, d_mul);
-  set(t, OpId::div, d_div);
-  set(t, OpId::pow, d_pow);
-  set(t, OpId::maximum, d_maximum);
-  set(t, OpId::minimum, d_minimum);
-  set(t, OpId::where, d_where);
-  set(t, OpId::sum, d_sum);
-  set(t, OpId::mean, d_mean);
-  set(t, OpId::amax, d_amax_amin);
-  set(t, OpId::amin, d_amax_amin);
-  set(t, OpId::max_dim, d_max_dim);
-  set(t, OpId::min_dim, d_max_dim);
-  set(t, OpId::softmax, d_softmax);
-  set(t, OpId::log_softmax, d_log_softmax);
-  set(t, OpId::matmul, d_matmul);
-  set(t, OpId::view, d_view);
-  set(t, OpId::permute, d_permute);
-  set(t, OpId::expand, d_expand);
-  set(t, OpId::unsqueeze, d_unsqueeze);
-  set(t, OpId::squeeze, d_unsqueeze);
-  set(t, OpId::select, d_select_slice);
-  set(t, OpId::slice, d_select_slice);
-  set(t, OpId::index, d_index);
-  set(t, OpId::gather, d_gather);
-  set(t, OpId::index_add, d_index_add);
-  set(t, OpId::scatter_add, d_scatter_add);
-  set(t, OpId::cat, d_cat);
-  set(t, OpId::erf, d_erf);
-  set(t, OpId::remainder, d_remainder);
-  set(t, OpId::masked_select, d_masked_select);
-
-  // What each derivative above reads, so backward() checks exactly those for in-place changes.
-  auto saves = [&](std::initializer_list<OpId> ops, uint32_t inputs, bool output) {
-    for (OpId op : ops) {
-      t[static_cast<int>(op)].saved_inputs = inputs;
-      t[static_cast<int>(op)].saves_output = output;
-    }
+const Derivative& derivative_of(OpId op) {
+  static const Derivative table[kNumOps] = {
+#define DYN_OP(n, cls, nin, nout, rule, formula, deriv, saved, python) \
+  Derivative{d_##deriv, saved_##saved.inputs, saved_##saved.output},
+#include "core/ops/ops.def"
+#undef DYN_OP
   };
-  constexpr uint32_t kIn0 = 1, kIn1 = 2, kBoth = 3;
-  saves({OpId::abs, OpId::log, OpId::sin, OpId::cos, OpId::gelu, OpId::silu, OpId::clamp, OpId::erf, OpId::max_dim,
-         OpId::min_dim},
-        kIn0, false);
-  saves({OpId::exp, OpId::sqrt, OpId::rsqrt, OpId::tanh, OpId::sigmoid, OpId::relu, OpId::softmax, OpId::log_softmax},
-        0, true);
-  saves({OpId::mul, OpId::div, OpId::maximum, OpId::minimum, OpId::remainder, OpId::matmul}, kBoth, false);
-  saves({OpId::pow}, kBoth, true);
-  saves({OpId::amax, OpId::amin}, kIn0, true);
-  saves({OpId::where}, kIn0, false);  // the condition
-  saves({OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add, OpId::masked_select}, kIn1, false);
+  return table[static_cast<int>(op)];
 }
 
 }  // namespace dyn

@@ -17,13 +17,10 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
 
 namespace dyn {
 
 namespace {
-thread_local bool t_grad_enabled = true;
-
 AutogradMeta& meta(const Tensor& t) {
   TensorImpl* p = t.impl();
   if (!p->autograd_) p->autograd_ = std::make_shared<AutogradMeta>();
@@ -54,9 +51,6 @@ std::string GradNode::name() const {
   return camel(op_name(op)) + "Backward0";
 }
 
-bool grad_enabled() { return t_grad_enabled; }
-void set_grad_enabled(bool on) { t_grad_enabled = on; }
-
 bool requires_grad(const Tensor& t) { return t.defined() && t.impl()->requires_grad_; }
 
 const Tensor& grad_of(const Tensor& t) {
@@ -74,7 +68,14 @@ void set_grad(const Tensor& t, const Tensor& g) {
               dtype_name(g.dtype()));
   }
   AutogradMeta& m = meta(t);
-  if (Capture* c = Capture::active()) c->note_grad_change(t, m.grad);
+  if (Capture* c = Capture::active()) {
+    // A .grad that backward() set after a failing op never got its value: put back the one
+    // eager mode would have left (backward never ran there).
+    c->note_grad_change(t.impl(), [leaf = t, old = m.grad] {
+      const Tensor& now = grad_of(leaf);
+      if (now.defined() && now.impl()->poisoned()) set_grad(leaf, old);
+    });
+  }
   m.grad = g;
 }
 
@@ -125,7 +126,7 @@ int64_t version_now(const Tensor& t) {
 // Which inputs the derivative reads the values of. A Python-number operand changes that: x * 2's
 // derivative is 2, it reads nothing of x (PyTorch's mul.Scalar saves nothing either).
 uint32_t saved_inputs(OpId op, const Attrs& a, size_t num_inputs) {
-  uint32_t mask = op_def(op).saved_inputs;
+  uint32_t mask = derivative_of(op).saved_inputs;
   if (op_def(op).cls != OpClass::Binary || num_inputs != 1) return mask;
   bool lhs = a.side == ScalarSide::Lhs;  // 2 / x reads x; x / 2 does not
   switch (op) {
@@ -149,6 +150,8 @@ void check_version(const GradNode& n, const Tensor& t, int64_t saved, const char
          what, i, n.name(), now, saved);
 }
 
+}  // namespace
+
 std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
   AutogradMeta& m = meta(leaf);
   if (!m.accumulator) {
@@ -158,14 +161,19 @@ std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
   }
   return m.accumulator;
 }
-}  // namespace
+
+void check_saved_versions(const GradNode& n) {
+  for (size_t i = 0; i < n.inputs.size() && i < n.versions.size(); ++i)
+    check_version(n, n.inputs[i], n.versions[i], "input", i);
+  if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, "output", 0);
+}
 
 void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
   bool any = false;
   for (const Tensor& t : in) any = any || requires_grad(t);
   if (!any) return;
-  const OpDef& d = op_def(op);
-  if (!d.backward) return;  // outputs without a derivative (comparisons, indices) do not require grad
+  const Derivative& d = derivative_of(op);
+  if (!d.fn) return;  // outputs without a derivative (comparisons, indices) do not require grad
   auto node = std::make_shared<GradNode>();
   node->op = op;
   node->attrs = a;
@@ -201,107 +209,6 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   if (node->outputs.size() < out.size())  // keep output positions aligned for multi-output ops
     node->outputs.resize(out.size());
   if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
-}
-
-namespace {
-// The tensor a leaf's .grad becomes: its own memory (not shared with another leaf's gradient or
-// anything else), laid out like the leaf, as PyTorch does.
-Tensor own_grad(const Tensor& g, const Tensor& leaf) {
-  bool shared = g.impl()->refs_.load() > 2 || (g.storage() && g.storage()->use_count() > 1);
-  bool same_layout = g.strides() == leaf.strides();
-  if (!shared && (same_layout || leaf.is_contiguous())) return g;
-  // Order dims like the leaf's memory (outermost first), copy, and permute back.
-  int nd = leaf.ndim();
-  Dims perm;
-  for (int i = 0; i < nd; ++i) perm.push_back(i);
-  std::stable_sort(perm.data(), perm.data() + nd,
-                   [&](int64_t a, int64_t b) { return leaf.strides()[a] > leaf.strides()[b]; });
-  Dims inv = Dims::filled(nd, 0);
-  for (int i = 0; i < nd; ++i) inv[perm[i]] = i;
-  if (nd == 0 || leaf.is_contiguous()) return ops::clone(g);
-  return ops::permute(ops::clone(ops::permute(g, perm)), inv);
-}
-}  // namespace
-
-void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
-  if (!requires_grad(root))
-    fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
-  NoGradScope no_grad;
-  Tensor g0;
-  if (gradient && gradient->defined()) {
-    DYN_CHECK(gradient->shape() == root.shape(), ErrorKind::Runtime,
-              "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
-              dims_str(gradient->shape()), dims_str(root.shape()));
-    g0 = ops::clone(*gradient);  // .grad must not alias the caller's tensor
-  } else {
-    DYN_CHECK(root.numel() == 1, ErrorKind::Runtime, "grad can be implicitly created only for scalar outputs");
-    g0 = ops::full(root.shape(), Scalar::from_int(1), root.dtype());
-  }
-  std::shared_ptr<GradNode> start = is_leaf(root) ? accumulator_of(root) : grad_fn_of(root);
-  int start_output = is_leaf(root) ? 0 : root.impl()->autograd_->output;
-
-  // Dependencies: how many edges lead into each reachable node.
-  std::unordered_map<GradNode*, int> deps;
-  std::vector<GradNode*> stack = {start.get()};
-  deps[start.get()] = 0;
-  while (!stack.empty()) {
-    GradNode* n = stack.back();
-    stack.pop_back();
-    for (const GradEdge& e : n->next) {
-      if (!e.node) continue;
-      auto [it, fresh] = deps.emplace(e.node.get(), 0);
-      ++it->second;
-      if (fresh) stack.push_back(e.node.get());
-    }
-  }
-  std::unordered_map<GradNode*, std::vector<Tensor>> grads;
-  grads[start.get()].resize(std::max<size_t>(1, start->outputs.size()));
-  grads[start.get()][start_output] = g0;
-  std::vector<GradNode*> ready = {start.get()};
-  while (!ready.empty()) {
-    GradNode* n = ready.front();
-    ready.erase(ready.begin());
-    std::vector<Tensor> gout = std::move(grads[n]);
-    grads.erase(n);
-    if (n->accumulates) {
-      const Tensor& g = gout.empty() ? Tensor() : gout[0];
-      if (g.defined() && n->leaf) {  // a leaf that no longer exists needs no gradient
-        Tensor leaf = Tensor::borrow(n->leaf);
-        Tensor gg = g.dtype() == leaf.dtype() ? g : ops::to_dtype(g, leaf.dtype());
-        const Tensor& old = grad_of(leaf);
-        set_grad(leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, leaf));
-      }
-      continue;
-    }
-    if (n->released)
-      fail(ErrorKind::Runtime,
-           "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-           "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
-    for (size_t i = 0; i < n->inputs.size() && i < n->versions.size(); ++i)
-      check_version(*n, n->inputs[i], n->versions[i], "input", i);
-    if (!n->outputs.empty()) check_version(*n, n->outputs[0], n->output_version, "output", 0);
-    std::vector<Tensor> gin(n->inputs.size());
-    bool any = false;
-    for (const Tensor& g : gout) any = any || g.defined();
-    if (any) op_def(n->op).backward(*n, gout, &gin);
-    for (size_t i = 0; i < n->next.size(); ++i) {
-      const GradEdge& e = n->next[i];
-      if (!e.node) continue;
-      auto& slot = grads[e.node.get()];
-      size_t width = e.node->accumulates ? 1 : std::max<size_t>(1, e.node->outputs.size());
-      if (slot.size() < width) slot.resize(width);
-      if (i < gin.size() && gin[i].defined()) {
-        Tensor& acc = slot[e.output];
-        acc = acc.defined() ? ops::binary(OpId::add, acc, gin[i]) : gin[i];
-      }
-      if (--deps[e.node.get()] == 0) ready.push_back(e.node.get());
-    }
-    if (!retain_graph) {
-      n->inputs.assign(n->inputs.size(), Tensor());
-      n->outputs.assign(n->outputs.size(), Tensor());
-      n->released = true;
-    }
-  }
 }
 
 }  // namespace dyn

@@ -1,9 +1,11 @@
-// Reverse-mode autograd: grad nodes recorded as ops run, backward() issuing ordinary ops (so a
-// backward pass inside a compile region is traced like any other code). See Note [autograd].
+// Reverse-mode autograd, the recording half: grad nodes recorded as ops run (dispatch calls
+// record_grad). The other half, backward() and the derivatives, issues ordinary ops and so lives
+// above dispatch, in core/api/. See Note [autograd].
 #pragma once
 #include <memory>
 #include <vector>
 
+#include "core/grad_mode.h"
 #include "core/ops/registry.h"
 
 namespace dyn {
@@ -44,21 +46,6 @@ struct AutogradMeta {
   std::shared_ptr<GradNode> accumulator;  // leaves: their AccumulateGrad node, made once
 };
 
-bool grad_enabled();
-void set_grad_enabled(bool on);
-
-// Turns off gradient recording while it lives (kernels and backward itself run under it).
-class NoGradScope {
- public:
-  NoGradScope() : saved_(grad_enabled()) { set_grad_enabled(false); }
-  ~NoGradScope() { set_grad_enabled(saved_); }
-  NoGradScope(const NoGradScope&) = delete;
-  NoGradScope& operator=(const NoGradScope&) = delete;
-
- private:
-  bool saved_;
-};
-
 bool requires_grad(const Tensor& t);
 const Tensor& grad_of(const Tensor& t);  // undefined Tensor if none
 void set_grad(const Tensor& t, const Tensor& g);
@@ -72,15 +59,23 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
 // In-place ops and autograd: allowed under no_grad, or when nothing involved requires grad.
 void check_inplace_grad(const Tensor& self, std::span<const Tensor> in);
 
-// Accumulates d(root)/d(leaf) into every leaf's .grad. gradient: for non-scalar roots.
-void backward(const Tensor& root, const Tensor* gradient, bool retain_graph);
-
 // The same values without history: shares storage (or, for a lazy tensor, its pending value).
 Tensor detach(const Tensor& t);
 
 // Each op's derivative: given the node and the gradients of its outputs, the gradients of its
-// inputs (undefined where none). Issues ordinary ops. Filled in derivatives.cpp.
+// inputs (undefined where none). Issues ordinary ops.
 using BackwardFn = void (*)(const GradNode& n, std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in);
-BackwardFn backward_of(OpId op);
+// The deriv and saved columns of an op's row in ops.def. Defined in core/api/derivatives.cpp.
+struct Derivative {
+  BackwardFn fn = nullptr;    // none: not differentiable (bool outputs, indices, creation)
+  uint32_t saved_inputs = 0;  // bit i: the derivative reads input i's values (PyTorch's saved tensors)
+  bool saves_output = false;  // the derivative reads output 0 (exp, tanh, softmax)
+};
+const Derivative& derivative_of(OpId op);
+
+// For backward(): where the gradients of a node go, and the checks before its derivative runs.
+std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf);
+// Raises when a value the derivative reads was modified in place since the op ran.
+void check_saved_versions(const GradNode& n);
 
 }  // namespace dyn

@@ -30,9 +30,9 @@
 #include <cassert>
 #include <set>
 
-#include "core/autograd/autograd.h"
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/grad_mode.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
@@ -418,12 +418,9 @@ void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots
   lazies_.clear();
   // A .grad that backward() set after the failing op never got its value: put back the one
   // eager mode would have left (backward never ran there).
-  std::vector<std::pair<Tensor, Tensor>> notes;
+  std::vector<std::pair<const TensorImpl*, std::function<void()>>> notes;
   notes.swap(grad_notes_);
-  for (auto& [leaf, old] : notes) {
-    const Tensor& now = grad_of(leaf);
-    if (now.defined() && now.impl()->poisoned()) set_grad(leaf, old);
-  }
+  for (auto& [leaf, restore] : notes) restore();
   for (Storage* st : pending_) st->pending_writes = false;
   pending_.clear();
   seg_ = Graph{};
@@ -433,10 +430,10 @@ void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots
   new_entry_ = -1;  // a trace that failed to run is not kept
 }
 
-void Capture::note_grad_change(const Tensor& leaf, const Tensor& old_grad) {
-  for (const auto& [l, o] : grad_notes_)
-    if (l.impl() == leaf.impl()) return;
-  grad_notes_.emplace_back(leaf, old_grad);
+void Capture::note_grad_change(const TensorImpl* leaf, std::function<void()> restore) {
+  for (const auto& [l, r] : grad_notes_)
+    if (l == leaf) return;
+  grad_notes_.emplace_back(leaf, std::move(restore));
 }
 
 bool Capture::reads_storage(const Storage* st) const {
@@ -602,7 +599,7 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
   if (d.cls == OpClass::DataDependent) {
     graph_break(BreakKind::UnsupportedOp, std::string(d.name));
     EagerScope eager;  // the op runs now, on the inputs the break just computed
-    return dispatch_eager(op, in, a);
+    return run_op(op, in, a);
   }
   check_record(op, in, a, nullptr);
   std::vector<Tensor> out;
@@ -994,7 +991,7 @@ Observation Capture::observe(BreakKind kind, const Tensor* t) {
   EagerScope eager;
   o.known = true;
   o.is_bool = kind == BreakKind::DataDependentBranch;
-  o.value = ops::item_double(*t);
+  o.value = kern::to_double(*t);
   if (o.is_bool) o.value = o.value != 0 ? 1 : 0;
   return o;
 }

@@ -6,6 +6,7 @@
 // Note [replay] in capture.cpp.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -125,9 +126,9 @@ class Capture {
   // The in-place write count of a lazy tensor's buffer, as Storage::version counts it for a
   // concrete one (autograd's check that a saved value was not modified; see Note [versions]).
   int64_t version_of(const Tensor& t) const;
-  // A leaf's .grad is about to change inside the region: kept so a graph that fails to run can
-  // put back what eager mode would have left.
-  void note_grad_change(const Tensor& leaf, const Tensor& old_grad);
+  // A leaf's .grad is about to change inside the region. If a graph fails to run, restore() puts
+  // back what eager mode would have left (autograd knows how; the capture only keeps the note).
+  void note_grad_change(const TensorImpl* leaf, std::function<void()> restore);
   // Some op recorded in the current segment reads this memory (numpy() must run them first).
   bool reads_storage(const Storage* s) const;
   const CompiledFunction& function() const { return *fn_; }
@@ -199,10 +200,10 @@ class Capture {
   std::unordered_map<TensorImpl*, int> lazies_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
-  std::vector<Storage*> pending_;                      // storages with recorded writes not yet run
-  std::vector<Observation> observed_;                  // what Python saw at each break of this call
-  std::unordered_map<int, int64_t> writes_;            // root value of the current segment -> in-place writes
-  std::vector<std::pair<Tensor, Tensor>> grad_notes_;  // leaf -> its .grad before this segment
+  std::vector<Storage*> pending_;            // storages with recorded writes not yet run
+  std::vector<Observation> observed_;        // what Python saw at each break of this call
+  std::unordered_map<int, int64_t> writes_;  // root value of the current segment -> in-place writes
+  std::vector<std::pair<const TensorImpl*, std::function<void()>>> grad_notes_;  // per leaf, first change
 
   // record mode
   Graph seg_;

@@ -139,13 +139,6 @@ void put_dims(std::string& k, const Dims& d) {
   put(k, static_cast<int8_t>(d.size()));
   for (int64_t x : d) put(k, x);
 }
-void put_scalar(std::string& k, const Scalar& s) {
-  put(k, s.kind);
-  if (s.kind == Scalar::Float)
-    put(k, s.f);
-  else
-    put(k, s.i);
-}
 }  // namespace
 
 std::string structure_key(const Graph& g) {
@@ -163,13 +156,7 @@ std::string structure_key(const Graph& g) {
     put(k, n.op);
     put(k, n.target);
     for (int i : n.inputs) put(k, i);
-    const Attrs& a = n.attrs;
-    put_scalar(k, a.scalar);
-    put_scalar(k, a.scalar2);
-    put_scalar(k, a.scalar3);
-    put_dims(k, a.dims);
-    put(k, a.dim), put(k, a.i0), put(k, a.i1), put(k, a.i2);
-    put(k, a.dtype), put(k, a.side), put(k, a.keepdim), put(k, a.has_lo), put(k, a.has_hi);
+    put_attrs(n.attrs, false, &k);
     k.push_back(';');
   }
   for (int o : g.outputs) put(k, o);

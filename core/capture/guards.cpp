@@ -83,21 +83,7 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
   return false;
 }
 
-namespace {
-// Constants compare by their bits: -0.0 is not 0.0 (x * -0.0 differs in sign), and NaN is NaN.
-bool same_constant(const Scalar& a, const Scalar& b) {
-  if (a.kind != b.kind) return false;
-  if (a.kind != Scalar::Float) return a.i == b.i;
-  return std::memcmp(&a.f, &b.f, sizeof(double)) == 0;
-}
-}  // namespace
-
-bool attrs_match(const Attrs& a, const Attrs& b) {
-  return same_constant(a.scalar, b.scalar) && same_constant(a.scalar2, b.scalar2) &&
-         same_constant(a.scalar3, b.scalar3) && a.dims == b.dims && a.dim == b.dim && a.i0 == b.i0 && a.i1 == b.i1 &&
-         a.i2 == b.i2 && a.dtype == b.dtype && a.side == b.side && a.keepdim == b.keepdim && a.has_lo == b.has_lo &&
-         a.has_hi == b.has_hi;
-}
+bool attrs_match(const Attrs& a, const Attrs& b) { return attrs_equal(a, b, false); }
 
 void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure* f) {
   std::string name(op_name(op));
@@ -108,9 +94,9 @@ void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure*
     f->actual = format_scalar(y);
     f->hint = "a Python number is baked into the graph; pass it as a tensor to reuse one graph for all values";
   };
-  if (!same_constant(traced.scalar, now.scalar)) return scalar_changed(traced.scalar, now.scalar);
-  if (!same_constant(traced.scalar2, now.scalar2)) return scalar_changed(traced.scalar2, now.scalar2);
-  if (!same_constant(traced.scalar3, now.scalar3)) return scalar_changed(traced.scalar3, now.scalar3);
+  if (!same_scalar(traced.scalar, now.scalar)) return scalar_changed(traced.scalar, now.scalar);
+  if (!same_scalar(traced.scalar2, now.scalar2)) return scalar_changed(traced.scalar2, now.scalar2);
+  if (!same_scalar(traced.scalar3, now.scalar3)) return scalar_changed(traced.scalar3, now.scalar3);
   f->kind = GuardKind::Op;
   f->what = fmt::format("arguments of {} changed", name);
   f->expected = format_attrs(op, traced);

@@ -3,8 +3,8 @@
 
 #include <map>
 
-#include "core/autograd/autograd.h"
 #include "core/error.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
@@ -29,13 +29,7 @@ std::string cse_key(const Node& n, const std::vector<int>& remap) {
   auto put = [&](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
   put(n.op);
   for (int i : n.inputs) put(remap[i]);
-  const Attrs& a = n.attrs;
-  put(a.scalar.kind), put(a.scalar.f), put(a.scalar.i), put(a.scalar2.kind), put(a.scalar2.f), put(a.scalar2.i);
-  put(a.scalar3.kind), put(a.scalar3.f), put(a.scalar3.i);
-  put(static_cast<int8_t>(a.dims.size()));
-  for (int64_t d : a.dims) put(d);
-  put(a.dim), put(a.i0), put(a.i1), put(a.i2), put(a.seed), put(a.offset), put(a.dtype), put(a.side), put(a.keepdim);
-  put(a.has_lo), put(a.has_hi);
+  put_attrs(n.attrs, true, &k);
   return k;
 }
 }  // namespace
@@ -147,12 +141,12 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
     Tensor self = slots[remap ? (*remap)[n.target] : n.target];
     if (!self.defined())
       fail(ErrorKind::Runtime, "internal error: graph value %{} has no tensor when {}_ runs", n.target, op_name(n.op));
-    dispatch_into_eager(n.op, in, *attrs, self);
+    run_op_into(n.op, in, *attrs, self);
     slots[n.outputs[0]] = self;
     return;
   }
   if (d.num_outputs == 2) {
-    auto two = dispatch2_eager(n.op, in, *attrs);
+    auto two = run_op2(n.op, in, *attrs);
     slots[n.outputs[0]] = two.first;
     slots[n.outputs[1]] = two.second;
   } else if (d.cls != OpClass::View && d.cls != OpClass::DataDependent) {
@@ -160,11 +154,10 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
     // traced): allocate it and run the kernel, skipping inference on every replayed call.
     const Value& v = g.values[n.outputs[0]];
     Tensor out = Tensor::empty(v.shape, v.dtype);
-    NoGradScope no_grad;
     d.kernel(in, *attrs, std::span<Tensor>(&out, 1));
     slots[n.outputs[0]] = std::move(out);
   } else {
-    slots[n.outputs[0]] = dispatch_eager(n.op, in, *attrs);
+    slots[n.outputs[0]] = run_op(n.op, in, *attrs);
   }
 }
 }  // namespace

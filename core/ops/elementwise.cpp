@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/ops/api.h"
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
+#include "core/ops/run.h"
 #include "core/random.h"
 
 namespace dyn {
@@ -14,7 +14,7 @@ namespace {
 using InSpan = std::span<const Tensor>;
 using OutSpan = std::span<Tensor>;
 
-Tensor cast_to(const Tensor& t, DType d) { return t.dtype() == d ? t : ops::to_dtype(t, d); }
+Tensor cast_to(const Tensor& t, DType d) { return kern::cast(t, d); }
 
 template <typename T>
 T scalar_as(const Scalar& s) {
@@ -196,24 +196,7 @@ void infer_random(InSpan, const Attrs& a, OutMeta* m) {
 
 // ---- unary ----
 
-constexpr bool is_float_unary(OpId op) {
-  switch (op) {
-    case OpId::exp:
-    case OpId::log:
-    case OpId::sqrt:
-    case OpId::rsqrt:
-    case OpId::sin:
-    case OpId::cos:
-    case OpId::tanh:
-    case OpId::sigmoid:
-    case OpId::gelu:
-    case OpId::silu:
-    case OpId::erf:
-      return true;
-    default:
-      return false;
-  }
-}
+constexpr DTypeRule rule_of(OpId op) { return dtype_rule_of(op); }
 
 template <OpId Op>
 void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
@@ -221,7 +204,7 @@ void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
   m->shape = in[0].shape();
   if constexpr (Op == OpId::logical_not) {
     m->dtype = DType::Bool;
-  } else if (is_float_unary(Op)) {
+  } else if (rule_of(Op) == DTypeRule::floating) {
     m->dtype = is_floating(t) ? t : default_float_dtype();
   } else {
     if (t == DType::Bool) {
@@ -235,18 +218,19 @@ void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
   }
 }
 
+// The formula column: formula::name for each row marked unary (or binary below).
+#define DYN_FORMULA_none(n)
+#define DYN_FORMULA_binary(n)
+#define DYN_FORMULA_unary(n) \
+  if constexpr (Op == OpId::n) return formula::n(x);
+#define DYN_OP(n, cls, nin, nout, rule, formula, ...) DYN_FORMULA_##formula(n)
 template <OpId Op, typename T>
 T apply_unary(T x) {
-  using namespace formula;
-#define DYN_CASE(n) \
-  if constexpr (Op == OpId::n) return formula::n(x);
-  DYN_CASE(neg)
-  DYN_CASE(abs)
-  DYN_CASE(exp) DYN_CASE(log) DYN_CASE(sqrt) DYN_CASE(rsqrt) DYN_CASE(sin) DYN_CASE(cos) DYN_CASE(tanh)
-      DYN_CASE(sigmoid) DYN_CASE(relu) DYN_CASE(gelu) DYN_CASE(silu) DYN_CASE(floor) DYN_CASE(ceil) DYN_CASE(erf)
-#undef DYN_CASE
-          return x;
+#include "core/ops/ops.def"
+  return x;
 }
+#undef DYN_FORMULA_unary
+#undef DYN_FORMULA_binary
 
 template <OpId Op>
 void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
@@ -262,7 +246,7 @@ void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, bool>) {
         if constexpr (std::is_integral_v<T>) {
-          if constexpr (!is_float_unary(Op)) run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
+          if constexpr (rule_of(Op) != DTypeRule::floating) run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
         } else {
           run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
         }
@@ -273,18 +257,13 @@ void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
 
 // ---- binary ----
 
-constexpr bool is_compare(OpId op) {
-  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt || op == OpId::ge;
-}
-constexpr bool is_logical(OpId op) {
-  return op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
-}
+constexpr bool is_bool_result(OpId op) { return rule_of(op) == DTypeRule::to_bool; }
 
 // The dtype the formula runs in.
 DType binary_compute_dtype(OpId op, InSpan in, const Attrs& a) {
   DType t = a.side == ScalarSide::None ? result_type(in) : promote_with_scalar(in[0].dtype(), a.scalar);
-  if (op == OpId::div && !is_floating(t)) t = default_float_dtype();
-  if ((op == OpId::pow || op == OpId::floor_divide || op == OpId::remainder) && t == DType::Bool) t = DType::Int64;
+  if (rule_of(op) == DTypeRule::to_float && !is_floating(t)) t = default_float_dtype();
+  if (rule_of(op) == DTypeRule::int_math && t == DType::Bool) t = DType::Int64;
   return t;
 }
 
@@ -305,26 +284,25 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
     if (t == DType::Int64 && a.side == ScalarSide::Rhs)
       DYN_CHECK(a.scalar.to_int() != 0, ErrorKind::Runtime, "ZeroDivisionError");
   }
-  m->dtype = (is_compare(Op) || is_logical(Op)) ? DType::Bool : t;
+  m->dtype = is_bool_result(Op) ? DType::Bool : t;
 }
 
+#define DYN_FORMULA_unary(n)
+#define DYN_FORMULA_binary(n) \
+  if constexpr (Op == OpId::n) return formula::n(x, y);
 template <OpId Op, typename T>
 auto apply_binary(T x, T y) {
-#define DYN_CASE(n) \
-  if constexpr (Op == OpId::n) return formula::n(x, y);
-  DYN_CASE(add)
-  DYN_CASE(sub)
-  DYN_CASE(mul) DYN_CASE(div) DYN_CASE(floor_divide) DYN_CASE(remainder) DYN_CASE(pow) DYN_CASE(maximum)
-      DYN_CASE(minimum) DYN_CASE(eq) DYN_CASE(ne) DYN_CASE(lt) DYN_CASE(le) DYN_CASE(gt) DYN_CASE(ge)
-          DYN_CASE(logical_and) DYN_CASE(logical_or) DYN_CASE(logical_xor)
-#undef DYN_CASE
+#include "core/ops/ops.def"
 }
+#undef DYN_FORMULA_unary
+#undef DYN_FORMULA_binary
+#undef DYN_OP
 
 // Integer division by zero and negative integer powers are errors, found before the kernel runs.
 void check_int_operand(OpId op, const Tensor& y) {
   if (y.dtype() != DType::Int64 || y.numel() == 0) return;
   if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::pow) return;
-  Tensor c = ops::contiguous(y);
+  Tensor c = kern::contiguous(y);
   const int64_t* p = c.data<int64_t>();
   for (int64_t i = 0; i < c.numel(); ++i) {
     if (op == OpId::pow) {
@@ -353,12 +331,12 @@ void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
   DType t = binary_compute_dtype(Op, in, a);
   // The output's dtype was inferred when the op was called: int / int and int * 2.5 take the
   // default dtype of then, not of when a compiled graph runs (a region may change it between).
-  if constexpr (!is_compare(Op) && !is_logical(Op)) t = out[0].dtype();
+  if constexpr (!is_bool_result(Op)) t = out[0].dtype();
   Tensor x = cast_to(in[0], t);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool> && (Op == OpId::sub || Op == OpId::div || Op == OpId::pow ||
-                                              Op == OpId::floor_divide || Op == OpId::remainder)) {
+    if constexpr (std::is_same_v<T, bool> && (Op == OpId::sub || rule_of(Op) == DTypeRule::to_float ||
+                                              rule_of(Op) == DTypeRule::int_math)) {
       return;  // rejected by infer
     } else {
       using To = decltype(apply_binary<Op, T>(T{}, T{}));
@@ -456,18 +434,16 @@ void register_elementwise_ops(OpDef* t) {
   set(t, OpId::rand, infer_random, kernel_rand);
   set(t, OpId::randn, infer_random, kernel_randn);
   set(t, OpId::randint, infer_random, kernel_randint);
-#define DYN_U(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
-  DYN_U(neg)
-  DYN_U(abs)
-  DYN_U(exp) DYN_U(log) DYN_U(sqrt) DYN_U(rsqrt) DYN_U(sin) DYN_U(cos) DYN_U(tanh) DYN_U(sigmoid) DYN_U(relu)
-      DYN_U(gelu) DYN_U(silu) DYN_U(logical_not) DYN_U(floor) DYN_U(ceil) DYN_U(erf)
-#undef DYN_U
-#define DYN_B(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
-          DYN_B(add) DYN_B(sub) DYN_B(mul) DYN_B(div) DYN_B(floor_divide) DYN_B(remainder) DYN_B(pow) DYN_B(maximum)
-              DYN_B(minimum) DYN_B(eq) DYN_B(ne) DYN_B(lt) DYN_B(le) DYN_B(gt) DYN_B(ge) DYN_B(logical_and)
-                  DYN_B(logical_or) DYN_B(logical_xor)
-#undef DYN_B
-                      set(t, OpId::where, infer_where, kernel_where);
+#define DYN_FORMULA_none(n)
+#define DYN_FORMULA_unary(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
+#define DYN_FORMULA_binary(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
+#define DYN_OP(n, cls, nin, nout, rule, formula, ...) DYN_FORMULA_##formula(n)
+#include "core/ops/ops.def"
+#undef DYN_OP
+#undef DYN_FORMULA_none
+#undef DYN_FORMULA_unary
+#undef DYN_FORMULA_binary
+  set(t, OpId::where, infer_where, kernel_where);
   t[static_cast<int>(OpId::floor_divide)].check_values = check_binary<OpId::floor_divide>;
   t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
   t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;

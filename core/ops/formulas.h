@@ -1,5 +1,6 @@
-// Per-element formulas of the elementwise ops. Eager kernels and (later) fused kernels evaluate
-// exactly these functions, so both produce the same bits.
+// Per-element formulas of the elementwise ops: formula::name for every row of ops.def whose
+// formula column is unary or binary. Eager kernels are generated from them and fused loops
+// evaluate exactly these functions, so both produce the same bits.
 #pragma once
 #include <cmath>
 #include <cstdint>

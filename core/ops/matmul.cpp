@@ -1,10 +1,11 @@
 // matmul: 1-D and 2-D operands, and batched with broadcasting, on BLAS for floats.
 #include <algorithm>
+#include <optional>
 
 #include "core/blas.h"
 #include "core/error.h"
-#include "core/ops/api.h"
 #include "core/ops/loops.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
@@ -84,18 +85,18 @@ void kernel_matmul(InSpan in, const Attrs&, OutSpan out) {
   const Tensor& b0 = in[1];
   MatmulShape s = matmul_shape(a0, b0);
   // Widen to [batch..., M, K] and [batch..., K, N] views.
-  Tensor a = a0.ndim() == 1 ? ops::unsqueeze(a0, 0) : a0;
-  Tensor b = b0.ndim() == 1 ? ops::unsqueeze(b0, 1) : b0;
+  Tensor a = a0.ndim() == 1 ? kern::unsqueeze(a0, 0) : a0;
+  Tensor b = b0.ndim() == 1 ? kern::unsqueeze(b0, 1) : b0;
   Dims ea = s.batch, eb = s.batch;
   ea.push_back(s.m), ea.push_back(s.k);
   eb.push_back(s.k), eb.push_back(s.n);
-  a = ops::expand(a, ea);
-  b = ops::expand(b, eb);
+  a = kern::expand(a, ea);
+  b = kern::expand(b, eb);
   int nb = s.batch.size();
   auto layout_or_copy = [&](Tensor& t, int64_t rows, int64_t cols) {
     auto l = blas_layout(rows, cols, t.strides()[nb], t.strides()[nb + 1]);
     if (l) return *l;
-    t = ops::contiguous(t);
+    t = kern::contiguous(t);
     return MatView{false, std::max<int64_t>(1, cols)};
   };
   MatView la = layout_or_copy(a, s.m, s.k);

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/ops/api.h"
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
@@ -52,7 +52,7 @@ Tensor rows_layout(const Tensor& t, const std::vector<bool>& mask, int64_t* rows
     if (mask[d]) perm.push_back(d), red *= t.size(d);
   *rows = kept;
   *r = red;
-  return ops::contiguous(t.ndim() ? ops::permute(t, perm) : t);
+  return kern::contiguous(t.ndim() ? kern::permute(t, perm) : t);
 }
 
 template <typename Acc, typename T>
@@ -117,9 +117,8 @@ template <OpId Op>
 void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
   DType od = out[0].dtype();
   Tensor src = in[0];
-  if (a.has_hi && src.dtype() != a.dtype) src = ops::to_dtype(src, a.dtype);
-  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64)
-    src = ops::to_dtype(src, DType::Int64);
+  if (a.has_hi && src.dtype() != a.dtype) src = kern::cast(src, a.dtype);
+  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64) src = kern::cast(src, DType::Int64);
   auto mask = reduced_mask(src, a.dims);
   int64_t rows, r;
   Tensor x = rows_layout(src, mask, &rows, &r);
@@ -275,8 +274,8 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
     for (int d = 0; d < nd; ++d)
       if (d != dim) shape_perm.push_back(t.size(d));
     shape_perm.push_back(t.size(dim));
-    Tensor v = ops::permute(ops::view(dst, shape_perm), perm);
-    ops::copy_(out[0], v);
+    Tensor v = kern::permute(kern::view(dst, shape_perm), perm);
+    kern::copy_into(out[0], v);
   }
 }
 
@@ -291,7 +290,8 @@ void register_reduce_ops(OpDef* t) {
 #define DYN_R(n) set(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
   DYN_R(sum)
   DYN_R(mean)
-  DYN_R(amax) DYN_R(amin)
+  DYN_R(amax)
+  DYN_R(amin)
 #undef DYN_R
 #define DYN_I(n) set(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
       DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)

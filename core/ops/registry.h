@@ -1,5 +1,6 @@
-// The op registry: every op's name, class, arity, shape/dtype inference and kernel, in one table.
-// Adding an op is one X() row here plus its infer and kernel (filled in by the file of its class).
+// The op table's C++ side: OpId and OpDef from the rows of ops.def, the attributes every op call
+// carries, and the op-independent rules (result type, how attributes print). Adding an op is one
+// row in ops.def, its formula (formulas.h) or kernel, and its derivative (docs/architecture.md).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -11,41 +12,11 @@
 
 namespace dyn {
 
-// X(name, class, inputs, outputs). Inputs -1 = variadic.
-#define DYN_OPS(X)                                                                                                     \
-  /* creation */                                                                                                       \
-  X(full, Creation, 0, 1)                                                                                              \
-  X(arange, Creation, 0, 1)                                                                                            \
-  X(rand, Random, 0, 1)                                                                                                \
-  X(randn, Random, 0, 1) X(randint, Random, 0, 1) /* unary elementwise: formula in formulas.h */                       \
-      X(neg, Unary, 1, 1) X(abs, Unary, 1, 1) X(exp, Unary, 1, 1) X(log, Unary, 1, 1) X(sqrt, Unary, 1, 1)             \
-          X(rsqrt, Unary, 1, 1) X(sin, Unary, 1, 1) X(cos, Unary, 1, 1) X(tanh, Unary, 1, 1) X(sigmoid, Unary, 1, 1)   \
-              X(relu, Unary, 1, 1) X(gelu, Unary, 1, 1) X(silu, Unary, 1, 1) X(logical_not, Unary, 1, 1)               \
-                  X(floor, Unary, 1, 1) X(ceil, Unary, 1, 1)                                                           \
-                      X(erf, Unary, 1,                                                                                 \
-                        1) /* binary elementwise with broadcasting; a Python scalar operand is an attribute */         \
-      X(add, Binary, 2, 1) X(sub, Binary, 2, 1) X(mul, Binary, 2, 1) X(div, Binary, 2, 1)                              \
-          X(floor_divide, Binary, 2, 1) X(remainder, Binary, 2, 1) X(pow, Binary, 2, 1) X(maximum, Binary, 2, 1)       \
-              X(minimum, Binary, 2, 1) X(eq, Binary, 2, 1) X(ne, Binary, 2, 1) X(lt, Binary, 2, 1) X(le, Binary, 2, 1) \
-                  X(gt, Binary, 2, 1) X(ge, Binary, 2, 1) X(logical_and, Binary, 2, 1) X(logical_or, Binary, 2, 1)     \
-                      X(logical_xor, Binary, 2, 1)                       /* other elementwise */                       \
-      X(where, Ternary, 3, 1) X(clamp, Unary, 1, 1) X(cast, Unary, 1, 1) /* reductions */                              \
-      X(sum, Reduce, 1, 1) X(mean, Reduce, 1, 1) X(amax, Reduce, 1, 1) X(amin, Reduce, 1, 1) X(max_dim, Reduce, 1, 2)  \
-          X(min_dim, Reduce, 1, 2) X(argmax, Reduce, 1, 1) X(argmin, Reduce, 1, 1) X(softmax, Normalize, 1, 1)         \
-              X(log_softmax, Normalize, 1, 1) /* linear algebra */                                                     \
-      X(matmul, Matmul, 2, 1) /* views: output aliases input 0; infer gives its full geometry, no kernel runs */       \
-      X(view, View, 1, 1) X(permute, View, 1, 1) X(expand, View, 1, 1) X(select, View, 1, 1) X(slice, View, 1, 1)      \
-          X(unsqueeze, View, 1, 1) X(squeeze, View, 1, 1) /* gathers and joins */                                      \
-      X(index, Gather, 2, 1) X(gather, Gather, 2, 1) X(masked_select, DataDependent, 2, 1)                             \
-          X(cat, Join, -1,                                                                                             \
-            1) /* accumulating scatters (autograd of index and gather): base + src added at index, in order */         \
-      X(index_add, Gather, 3, 1) X(scatter_add, Gather, 3, 1)
-
 enum class OpId : uint8_t {
-#define DYN_X(name, cls, nin, nout) name,
-  DYN_OPS(DYN_X)
-#undef DYN_X
-      kCount
+#define DYN_OP(name, ...) name,
+#include "core/ops/ops.def"
+#undef DYN_OP
+  kCount
 };
 constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
@@ -63,6 +34,45 @@ enum class OpClass : uint8_t {
   DataDependent,
   Join
 };
+
+// How an op's result dtype follows from its inputs (the dtype column of ops.def).
+enum class DTypeRule : uint8_t {
+  attr,      // Attrs::dtype (creation, random, cast)
+  same,      // the input's; bool is rejected (neg, abs, floor)
+  floating,  // the input's if floating, else the default float dtype (exp, log, erf)
+  to_bool,   // bool (comparisons, logical ops)
+  promote,   // the operands' result type (add, mul)
+  to_float,  // the result type, the default float dtype for integers (div, atan2)
+  int_math,  // the result type, int64 for bools (pow, floor_divide, remainder)
+  custom,    // the op's infer decides
+};
+
+// What the formula column says: the element expression formula::name of one or two operands.
+enum class FormulaKind : uint8_t { none, unary, binary };
+
+// The same two columns at compile time, for code generated per op (kernels, Python methods).
+constexpr DTypeRule dtype_rule_of(OpId op) {
+  switch (op) {
+#define DYN_OP(n, cls, nin, nout, rule, ...) \
+  case OpId::n:                              \
+    return DTypeRule::rule;
+#include "core/ops/ops.def"
+#undef DYN_OP
+    default:
+      return DTypeRule::custom;
+  }
+}
+constexpr FormulaKind formula_of(OpId op) {
+  switch (op) {
+#define DYN_OP(n, cls, nin, nout, rule, formula, ...) \
+  case OpId::n:                                       \
+    return FormulaKind::formula;
+#include "core/ops/ops.def"
+#undef DYN_OP
+    default:
+      return FormulaKind::none;
+  }
+}
 
 // Where a binary op's Python scalar operand stands.
 enum class ScalarSide : uint8_t { None, Rhs, Lhs };
@@ -82,6 +92,33 @@ struct Attrs {
   bool has_lo = false, has_hi = false;  // clamp; argmax: has_lo = dim given
 };
 
+// Every field of Attrs once, for the code that must treat them all alike (equality for replay,
+// structural keys, common-subexpression hashing). rng: the generator state, which is an input of
+// a graph rather than a constant of it.
+// clang-format off
+#define DYN_ATTR_FIELDS(X)                                                      \
+  X(scalar, false) X(scalar2, false) X(scalar3, false)                          \
+  X(dims, false) X(dim, false) X(i0, false) X(i1, false) X(i2, false)           \
+  X(seed, true) X(offset, true)                                                 \
+  X(dtype, false) X(side, false) X(keepdim, false) X(has_lo, false) X(has_hi, false)
+// clang-format on
+
+// Calls f(name, a.field, b.field, is_rng) for every field of two attribute sets.
+template <typename F>
+void visit_attrs(const Attrs& a, const Attrs& b, F&& f) {
+#define DYN_VISIT(field, rng) f(#field, a.field, b.field, rng);
+  DYN_ATTR_FIELDS(DYN_VISIT)
+#undef DYN_VISIT
+}
+
+// Appends the attributes' bytes to *key (structural keys, common-subexpression hashing). Float
+// constants go in by their bits: -0.0 is not 0.0, and NaN equals NaN.
+void put_attrs(const Attrs& a, bool with_rng, std::string* key);
+// Constants compare by their bits: -0.0 is not 0.0 (x * -0.0 differs in sign), and NaN is NaN.
+bool same_scalar(const Scalar& a, const Scalar& b);
+// The same equality as put_attrs' keys, without building them.
+bool attrs_equal(const Attrs& a, const Attrs& b, bool with_rng);
+
 // dtype and geometry of one output; views also fill strides and offset.
 struct OutMeta {
   DType dtype = DType::Float32;
@@ -89,11 +126,6 @@ struct OutMeta {
   Dims strides;
   int64_t offset = 0;
 };
-
-struct GradNode;
-// The op's derivative (core/autograd/derivatives.cpp): the gradients of its inputs from those of
-// its outputs, computed with ordinary ops so a traced backward is a graph like any other.
-using BackwardFn = void (*)(const GradNode& n, std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in);
 
 using InferFn = void (*)(std::span<const Tensor> in, const Attrs& a, OutMeta* out);
 // Raises the errors that depend on input values (an index out of range, an integer division by
@@ -108,14 +140,14 @@ struct OpDef {
   OpClass cls;
   int8_t num_inputs;
   int8_t num_outputs;
+  DTypeRule dtype_rule;
+  FormulaKind formula;
+  std::string_view python;  // the python column: "F|M|I", "0"
+  // The row's class, dtype and formula columns as written, for tools (dyn._op_table()).
+  std::string_view class_name, dtype_rule_name, formula_name;
   InferFn infer = nullptr;         // throws a user error on bad input; for DataDependent, dtype only
   KernelFn kernel = nullptr;       // writes outputs allocated from infer (any strides); none for views
-  BackwardFn backward = nullptr;   // none: not differentiable (bool outputs, indices, creation)
   CheckFn check_values = nullptr;  // none: no error depends on input values
-  // Bit i: the derivative reads input i's values (PyTorch's "saved tensors"), so an in-place
-  // write to it before backward() is an error. add's derivative reads no input value.
-  uint32_t saved_inputs = 0;
-  bool saves_output = false;  // the derivative reads output 0 (exp, tanh, softmax)
 };
 
 // The data of t can be read now: not pending in a compile region, no recorded write pending.
@@ -126,27 +158,6 @@ inline bool value_known(const Tensor& t) {
 
 const OpDef& op_def(OpId op);
 inline std::string_view op_name(OpId op) { return op_def(op).name; }
-
-// Every op call goes through these. Outside a compile region the op runs now; inside one it is
-// recorded (see core/capture/capture.h) and its result is a lazy tensor.
-Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a);
-// Ops with two outputs (max_dim, min_dim).
-std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a);
-// An in-place op: the result is written into `self` (cast when dtypes differ).
-void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
-
-// The same, always run now: infer, allocate, kernel. Views share input 0's storage.
-Tensor dispatch_eager(OpId op, std::span<const Tensor> in, const Attrs& a);
-std::pair<Tensor, Tensor> dispatch2_eager(OpId op, std::span<const Tensor> in, const Attrs& a);
-void dispatch_into_eager(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
-// The user errors an in-place op raises before anything runs (shape, overlap, dtype).
-void check_into(const OutMeta& m, const Tensor& self);
-// Two views of one buffer that share some elements but not all, element for element (x and x.t(),
-// x[1:] and x[:-1]): an in-place op reading one while writing the other would read values it has
-// already overwritten. PyTorch's rule: views that are not non-overlapping-and-dense are too hard
-// to tell and pass.
-bool partially_overlap(const Tensor& a, const Tensor& b);
-[[noreturn]] void fail_partial_overlap();
 
 // PyTorch's result type: dimensioned tensors outrank 0-dim ones unless a 0-dim one is of a higher
 // category (bool < integral < floating).
@@ -164,6 +175,5 @@ void register_elementwise_ops(OpDef* table);
 void register_reduce_ops(OpDef* table);
 void register_shape_ops(OpDef* table);
 void register_matmul_ops(OpDef* table);
-void register_derivatives(OpDef* table);
 
 }  // namespace dyn

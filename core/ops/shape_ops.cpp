@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/ops/api.h"
 #include "core/ops/loops.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
@@ -211,7 +211,7 @@ void infer_index(InSpan in, const Attrs& a, OutMeta* m) {
 
 // Wrapped, bounds-checked copies of the index values.
 std::vector<int64_t> checked_indices(const Tensor& idx, int64_t size, int dim) {
-  Tensor c = ops::contiguous(idx);
+  Tensor c = kern::contiguous(idx);
   std::vector<int64_t> v(c.data<int64_t>(), c.data<int64_t>() + c.numel());
   for (int64_t& i : v) {
     DYN_CHECK(i >= -size && i < size, ErrorKind::Index, "index {} is out of bounds for dimension {} with size {}", i,
@@ -226,7 +226,7 @@ void kernel_index(InSpan in, const Attrs& a, OutSpan out) {
   int d = wrap_dim(a.dim, t.ndim());
   std::vector<int64_t> idx = checked_indices(in[1], t.size(d), d);
   // [outer, size_d, inner] -> [outer, nidx, inner]
-  Tensor src = ops::contiguous(t);
+  Tensor src = kern::contiguous(t);
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < d; ++i) outer *= t.size(i);
   for (int i = d + 1; i < t.ndim(); ++i) inner *= t.size(i);
@@ -285,8 +285,8 @@ void infer_masked_select(InSpan in, const Attrs&, OutMeta* m) {
 
 void kernel_masked_select(InSpan in, const Attrs&, OutSpan out) {
   Dims shape = broadcast_shapes(in[0].shape(), in[1].shape());
-  Tensor x = ops::contiguous(ops::expand(in[0], shape));
-  Tensor mk = ops::contiguous(ops::expand(in[1], shape));
+  Tensor x = kern::contiguous(kern::expand(in[0], shape));
+  Tensor mk = kern::contiguous(kern::expand(in[1], shape));
   const bool* mp = mk.data<bool>();
   int64_t n = x.numel(), count = 0;
   for (int64_t i = 0; i < n; ++i) count += mp[i];
@@ -341,8 +341,8 @@ void kernel_cat(InSpan in, const Attrs& a, OutSpan out) {
   int64_t at = 0;
   for (const Tensor& t : in) {
     if (skipped_in_cat(t)) continue;
-    Tensor dst = ops::slice(o, d, at, at + t.size(d), 1);
-    ops::copy_(dst, t);
+    Tensor dst = kern::slice(o, d, at, at + t.size(d), 1);
+    kern::copy_into(dst, t);
     at += t.size(d);
   }
 }
@@ -367,8 +367,8 @@ void kernel_index_add(InSpan in, const Attrs& a, OutSpan out) {
   const Tensor& base = in[0];
   int d = wrap_dim(a.dim, base.ndim());
   std::vector<int64_t> idx = checked_indices(in[1], base.size(d), d);
-  ops::copy_(out[0], base);
-  Tensor src = ops::contiguous(in[2]);
+  kern::copy_into(out[0], base);
+  Tensor src = kern::contiguous(in[2]);
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < d; ++i) outer *= base.size(i);
   for (int i = d + 1; i < base.ndim(); ++i) inner *= base.size(i);
@@ -402,8 +402,8 @@ void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
   int nd = base.ndim();
   int d = wrap_dim(a.dim, nd);
   std::vector<int64_t> idx = checked_indices(in[1], nd ? base.size(d) : 1, d);
-  ops::copy_(out[0], base);
-  Tensor src = ops::contiguous(in[2]);
+  kern::copy_into(out[0], base);
+  Tensor src = kern::contiguous(in[2]);
   const Dims& shape = in[1].shape();
   visit_dtype(base.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -15,14 +15,13 @@ long = int64
 dtype = type(float32)
 
 # Functions that take a tensor first are the Tensor methods themselves: dyn.exp(x) is Tensor.exp(x).
-for _name in (
-    "abs exp log sqrt rsqrt sin cos tanh sigmoid relu neg floor ceil logical_not add sub mul div floor_divide "
-    "remainder pow maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor clamp clip sum mean amax "
-    "amin max min argmax argmin softmax log_softmax matmul reshape flatten transpose permute unsqueeze squeeze "
-    "gather index_select numel clone detach t all any"
-).split():
+# The op table's rows marked F, then the names bound by hand.
+for _row in _dyn._op_table():
+    if "F" in _row["python"] and _row["name"] not in globals():
+        globals()[_row["name"]] = getattr(Tensor, _row["name"])
+for _name in "clip max min reshape flatten transpose index_select numel clone detach t all any".split():
     globals()[_name] = getattr(Tensor, _name)
-del _name
+del _name, _row
 
 negative = neg
 

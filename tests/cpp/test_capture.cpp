@@ -5,7 +5,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/api/api.h"
 
 using namespace dyn;
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/api/api.h"
 #include "core/random.h"
 #include "core/thread_pool.h"
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/api/api.h"
 
 using namespace dyn;
 

@@ -3,7 +3,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/ops/api.h"
+#include "core/api/api.h"
 #include "viz/dot.h"
 #include "viz/render.h"
 

@@ -1,0 +1,112 @@
+// backward(): walks the grad nodes autograd recorded and runs each op's derivative. The
+// derivatives issue ordinary ops through dispatch, so a backward inside a compile region is
+// traced like the forward (Note [autograd] in core/autograd/autograd.cpp).
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/api/api.h"
+#include "core/autograd/autograd.h"
+#include "core/error.h"
+
+namespace dyn {
+
+namespace {
+// The tensor a leaf's .grad becomes: its own memory (not shared with another leaf's gradient or
+// anything else), laid out like the leaf, as PyTorch does.
+Tensor own_grad(const Tensor& g, const Tensor& leaf) {
+  bool shared = g.impl()->refs_.load() > 2 || (g.storage() && g.storage()->use_count() > 1);
+  bool same_layout = g.strides() == leaf.strides();
+  if (!shared && (same_layout || leaf.is_contiguous())) return g;
+  // Order dims like the leaf's memory (outermost first), copy, and permute back.
+  int nd = leaf.ndim();
+  Dims perm;
+  for (int i = 0; i < nd; ++i) perm.push_back(i);
+  std::stable_sort(perm.data(), perm.data() + nd,
+                   [&](int64_t a, int64_t b) { return leaf.strides()[a] > leaf.strides()[b]; });
+  Dims inv = Dims::filled(nd, 0);
+  for (int i = 0; i < nd; ++i) inv[perm[i]] = i;
+  if (nd == 0 || leaf.is_contiguous()) return ops::clone(g);
+  return ops::permute(ops::clone(ops::permute(g, perm)), inv);
+}
+}  // namespace
+
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
+  if (!requires_grad(root))
+    fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
+  NoGradScope no_grad;
+  Tensor g0;
+  if (gradient && gradient->defined()) {
+    DYN_CHECK(gradient->shape() == root.shape(), ErrorKind::Runtime,
+              "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
+              dims_str(gradient->shape()), dims_str(root.shape()));
+    g0 = ops::clone(*gradient);  // .grad must not alias the caller's tensor
+  } else {
+    DYN_CHECK(root.numel() == 1, ErrorKind::Runtime, "grad can be implicitly created only for scalar outputs");
+    g0 = ops::full(root.shape(), Scalar::from_int(1), root.dtype());
+  }
+  std::shared_ptr<GradNode> start = is_leaf(root) ? accumulator_of(root) : grad_fn_of(root);
+  int start_output = is_leaf(root) ? 0 : root.impl()->autograd_->output;
+
+  // Dependencies: how many edges lead into each reachable node.
+  std::unordered_map<GradNode*, int> deps;
+  std::vector<GradNode*> stack = {start.get()};
+  deps[start.get()] = 0;
+  while (!stack.empty()) {
+    GradNode* n = stack.back();
+    stack.pop_back();
+    for (const GradEdge& e : n->next) {
+      if (!e.node) continue;
+      auto [it, fresh] = deps.emplace(e.node.get(), 0);
+      ++it->second;
+      if (fresh) stack.push_back(e.node.get());
+    }
+  }
+  std::unordered_map<GradNode*, std::vector<Tensor>> grads;
+  grads[start.get()].resize(std::max<size_t>(1, start->outputs.size()));
+  grads[start.get()][start_output] = g0;
+  std::vector<GradNode*> ready = {start.get()};
+  while (!ready.empty()) {
+    GradNode* n = ready.front();
+    ready.erase(ready.begin());
+    std::vector<Tensor> gout = std::move(grads[n]);
+    grads.erase(n);
+    if (n->accumulates) {
+      const Tensor& g = gout.empty() ? Tensor() : gout[0];
+      if (g.defined() && n->leaf) {  // a leaf that no longer exists needs no gradient
+        Tensor leaf = Tensor::borrow(n->leaf);
+        Tensor gg = g.dtype() == leaf.dtype() ? g : ops::to_dtype(g, leaf.dtype());
+        const Tensor& old = grad_of(leaf);
+        set_grad(leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, leaf));
+      }
+      continue;
+    }
+    if (n->released)
+      fail(ErrorKind::Runtime,
+           "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+           "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
+    check_saved_versions(*n);
+    std::vector<Tensor> gin(n->inputs.size());
+    bool any = false;
+    for (const Tensor& g : gout) any = any || g.defined();
+    if (any) derivative_of(n->op).fn(*n, gout, &gin);
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      const GradEdge& e = n->next[i];
+      if (!e.node) continue;
+      auto& slot = grads[e.node.get()];
+      size_t width = e.node->accumulates ? 1 : std::max<size_t>(1, e.node->outputs.size());
+      if (slot.size() < width) slot.resize(width);
+      if (i < gin.size() && gin[i].defined()) {
+        Tensor& acc = slot[e.output];
+        acc = acc.defined() ? ops::binary(OpId::add, acc, gin[i]) : gin[i];
+      }
+      if (--deps[e.node.get()] == 0) ready.push_back(e.node.get());
+    }
+    if (!retain_graph) {
+      n->inputs.assign(n->inputs.size(), Tensor());
+      n->outputs.assign(n->outputs.size(), Tensor());
+      n->released = true;
+    }
+  }
+}
+
+}  // namespace dyn

@@ -1,0 +1,40 @@
+#include "core/dispatch/dispatch.h"
+
+#include "core/autograd/autograd.h"
+#include "core/capture/capture.h"
+#include "core/error.h"
+#include "core/ops/run.h"
+
+namespace dyn {
+
+Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  Capture* c = Capture::active();
+  Tensor out = c ? c->record(op, in, a) : run_op(op, in, a);
+  if (grad_enabled()) record_grad(op, in, a, std::span<const Tensor>(&out, 1));
+  return out;
+}
+
+std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  Capture* c = Capture::active();
+  auto out = c ? c->record2(op, in, a) : run_op2(op, in, a);
+  if (grad_enabled()) {
+    const Tensor both[2] = {out.first, out.second};
+    record_grad(op, in, a, both);
+  }
+  return out;
+}
+
+void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  if (self.storage() && self.storage()->read_only)
+    fail(ErrorKind::Runtime,
+         "this tensor shares read-only memory (from a read-only numpy array or buffer): in-place ops cannot write "
+         "it; make a copy first with .clone()");
+  if (grad_enabled()) check_inplace_grad(self, in);
+  if (Capture* c = Capture::active())
+    c->record_into(op, in, a, self);
+  else
+    run_op_into(op, in, a, self);
+  if (Storage* st = self.storage()) ++st->version;  // only once the write is certain
+}
+
+}  // namespace dyn
