@@ -54,8 +54,13 @@ void d_abs(const GradNode& n, GradOut g, GradIn in) {
   (*in)[0] = where(ops::binary(OpId::gt, x, S(0)), g[0], where(ops::binary(OpId::lt, x, S(0)), neg(g[0]), z));
 }
 void d_exp(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], n.outputs[0]); }
+void d_expm1(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = mul(g[0], ops::binary(OpId::add, n.outputs[0], S(1)));
+}
 void d_log(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], n.inputs[0]); }
-
+void d_log1p(const GradNode& n, GradOut g, GradIn in) {
+  (*in)[0] = div(g[0], ops::binary(OpId::add, n.inputs[0], S(1)));
+}
 void d_sqrt(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = div(g[0], mul(n.outputs[0], 2.0)); }
 void d_rsqrt(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& y = n.outputs[0];
@@ -169,6 +174,12 @@ void d_masked_select(const GradNode& n, GradOut g, GradIn in) {
   Tensor idx = ops::from_ints(pos, Dims{static_cast<int64_t>(pos.size())}, DType::Int64);
   Tensor flat = ops::index_add(ops::full(Dims{numel_of(shape)}, Scalar::from_int(0), x.dtype()), 0, idx, g[0]);
   (*in)[0] = sum_to(ops::reshape(flat, shape), x.shape());
+}
+void d_atan2(const GradNode& n, GradOut g, GradIn in) {
+  // d/da atan2(a, b) = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+  auto [a, b] = operands(n);
+  Tensor r = add(mul(a, a), mul(b, b));
+  put(n, in, div(mul(g[0], b), r), neg(div(mul(g[0], a), r)));
 }
 void d_maximum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, true); }
 void d_minimum(const GradNode& n, GradOut g, GradIn in) { d_max_min(n, g, in, false); }

@@ -28,8 +28,16 @@ T exp(T x) {
   return std::exp(x);
 }
 template <typename T>
+T expm1(T x) {
+  return std::expm1(x);
+}
+template <typename T>
 T log(T x) {
   return std::log(x);
+}
+template <typename T>
+T log1p(T x) {
+  return std::log1p(x);
 }
 template <typename T>
 T sqrt(T x) {
@@ -169,6 +177,10 @@ T pow(T a, T b) {
     }
     return r;
   }
+}
+template <typename T>
+T atan2(T a, T b) {
+  return std::atan2(a, b);
 }
 template <typename T>
 T maximum(T a, T b) {

@@ -175,7 +175,8 @@ DIFFERENTIABLE = {
     "sqrt": lambda x: x.sqrt(), "rsqrt": lambda x: x.rsqrt(), "sin": lambda x: x.sin(), "cos": lambda x: x.cos(),
     "tanh": lambda x: x.tanh(), "sigmoid": lambda x: x.sigmoid(), "relu": lambda x: x.relu(),
     "gelu": lambda x: x.gelu(), "silu": lambda x: x.silu(), "floor": lambda x: x.floor(), "ceil": lambda x: x.ceil(),
-    "erf": None,  # not exposed in Python; used by gelu's derivative (checked through gelu)
+    "erf": lambda x: x.erf(), "expm1": lambda x: x.expm1(), "log1p": lambda x: x.log1p(),
+    "atan2": lambda x: x.atan2(x + 1.0),
     "add": lambda x: x + x, "sub": lambda x: x - 1.0, "mul": lambda x: 2.0 * x, "div": lambda x: x / x,
     "pow": lambda x: x ** 2, "maximum": lambda x: x.maximum(x), "minimum": lambda x: dyn.minimum(x, x),
     "remainder": lambda x: x % 1.5,

@@ -1,0 +1,146 @@
+"""The op table (core/ops/ops.def) and what Python makes of it: every name a row promises exists,
+and the four ops added through the table alone (erf, log1p, expm1, atan2) work eagerly, in place,
+compiled and under autograd, with the values of the C library's functions.
+"""
+import math
+import unittest
+
+import numpy as np
+
+import _dyn
+import dyn
+from compiletest import same_bits
+from test_autograd_ops import gradcheck, rnd
+
+ROWS = _dyn._op_table()
+UNARY = {"erf": math.erf, "log1p": math.log1p, "expm1": math.expm1}
+# Values where the functions' cancellation-free forms matter (log1p, expm1 near 0) and edges.
+EDGE = [0.0, -0.0, 1e-12, -1e-12, 1e-5, 0.5, -0.5, 2.0, -3.0, 20.0, float("inf"), float("-inf"), float("nan")]
+
+
+def _math(f, x):
+    try:
+        return f(x)
+    except (ValueError, OverflowError):  # math raises where C returns nan/inf/-inf
+        return float("nan") if x < -1 else float("-inf")
+
+
+class TestPythonSurface(unittest.TestCase):
+    def test_every_flagged_name_exists(self):
+        self.assertGreater(len(ROWS), 60)
+        missing = []
+        for r in ROWS:
+            flags = r["python"]
+            if "F" in flags and not hasattr(dyn, r["name"]):
+                missing.append(f"dyn.{r['name']}")
+            if "M" in flags and not hasattr(dyn.Tensor, r["name"]):
+                missing.append(f"Tensor.{r['name']}")
+            if "I" in flags and not hasattr(dyn.Tensor, r["name"] + "_"):
+                missing.append(f"Tensor.{r['name']}_")
+        self.assertEqual(missing, [], "rows of ops.def promise these names; bind them in python/")
+
+    def test_rows_are_well_formed(self):
+        names = [r["name"] for r in ROWS]
+        self.assertEqual(len(names), len(set(names)))
+        for r in ROWS:
+            with self.subTest(op=r["name"]):
+                self.assertTrue(set(r["python"]) <= set("FMI|0"), r["python"])
+                if r["formula"] == "unary":
+                    self.assertEqual((r["inputs"], r["outputs"]), (1, 1))
+                if r["formula"] == "binary":
+                    self.assertEqual((r["inputs"], r["outputs"]), (2, 1))
+
+    def test_four_new_ops_are_in_the_table(self):
+        by = {r["name"]: r for r in ROWS}
+        for n in ("erf", "log1p", "expm1", "atan2"):
+            self.assertEqual(by[n]["python"], "F|M|I")
+            self.assertTrue(by[n]["differentiable"])
+            self.assertEqual(by[n]["dtype"], "floating" if n != "atan2" else "to_float")
+
+
+class TestNewOps(unittest.TestCase):
+    def test_float64_values_are_the_c_librarys(self):
+        x = dyn.tensor(EDGE, dtype=dyn.float64)
+        for name, f in UNARY.items():
+            with self.subTest(op=name):
+                got = getattr(x, name)().tolist()
+                for xi, gi in zip(EDGE, got):
+                    want = _math(f, xi)
+                    if math.isnan(want):
+                        self.assertTrue(math.isnan(gi), f"{name}({xi}) = {gi}")
+                    else:
+                        self.assertEqual(gi, want, f"{name}({xi})")
+                        self.assertEqual(math.copysign(1, gi), math.copysign(1, want), f"{name}({xi}) sign")
+
+    def test_float32_close_to_float64_truth(self):
+        a = np.random.default_rng(0).uniform(-0.99, 4, 1000).astype(np.float32)
+        x = dyn.tensor(a)
+        for name, f in UNARY.items():
+            with self.subTest(op=name):
+                got = getattr(dyn, name)(x).numpy()
+                self.assertEqual(got.dtype, np.float32)
+                want = np.array([f(float(v)) for v in a])
+                np.testing.assert_allclose(got, want, rtol=2e-7, atol=1e-37)
+
+    def test_atan2_values_and_broadcasting(self):
+        a = np.array([[0.0, -0.0, 1.0, -1.0, 3.0]])
+        b = np.array([[0.0], [-0.0], [2.0], [-2.0], [float("inf")]])
+        got = dyn.atan2(dyn.tensor(a), dyn.tensor(b)).numpy()
+        want = np.array([[math.atan2(x, y) for x in a[0]] for y in b[:, 0]])
+        self.assertEqual(got.shape, (5, 5))
+        self.assertTrue(np.array_equal(np.signbit(got), np.signbit(want)))
+        self.assertTrue(np.array_equal(got, want))
+        # Python number on the right, as the other binary ops take it
+        self.assertEqual(dyn.tensor([1.0], dtype=dyn.float64).atan2(1.0).item(), math.atan2(1.0, 1.0))
+
+    def test_integers_become_the_default_float(self):
+        i = dyn.tensor([0, 1, 2])
+        for name in UNARY:
+            self.assertEqual(getattr(i, name)().dtype, dyn.float32, name)
+        self.assertEqual(dyn.atan2(i, i).dtype, dyn.float32)
+        dyn.set_default_dtype(dyn.float64)
+        try:
+            self.assertEqual(i.erf().dtype, dyn.float64)
+        finally:
+            dyn.set_default_dtype(dyn.float32)
+        with self.assertRaisesRegex(RuntimeError, "result type Float can't be cast to the desired output type Long"):
+            dyn.tensor([1, 2]).log1p_()
+
+    def test_in_place_equals_out_of_place(self):
+        a = rnd((3, 4), 1, "positive")
+        for name in list(UNARY) + ["atan2"]:
+            with self.subTest(op=name):
+                x = dyn.tensor(a)
+                args = (dyn.tensor(a[::-1].copy()),) if name == "atan2" else ()
+                want = getattr(x, name)(*args)
+                view = x.T  # in place through a strided view writes the base
+                r = getattr(view, name + "_")(*(t.T for t in args))
+                self.assertIs(r, view)
+                self.assertTrue(same_bits(x, want))
+
+    def test_compiled_equals_eager_bitwise(self):
+        def f(x, y):
+            return x.erf() * 2 + x.log1p() - y.expm1() + dyn.atan2(x, y) + x.clone().expm1_()
+
+        g = dyn.compile(f)
+        for seed in range(3):
+            x = dyn.tensor(rnd((5, 7), seed, "positive").astype(np.float32))
+            y = dyn.tensor(rnd((7,), seed + 10).astype(np.float32))
+            self.assertTrue(same_bits(g(x, y), f(x, y)))
+        ops = dyn.debug.graphs()[-1].ops
+        for name in ("erf", "log1p", "expm1", "atan2", "expm1_"):
+            self.assertIn(name, ops)
+
+    def test_derivatives(self):
+        gradcheck(self, lambda x: x.erf(), [rnd((3, 4), 2)], ["transposed"], msg="erf")
+        gradcheck(self, lambda x: x.log1p(), [rnd((3, 4), 3, "positive")], msg="log1p")
+        gradcheck(self, lambda x: x.expm1(), [rnd((3, 4), 4)], msg="expm1")
+        gradcheck(self, lambda x, y: dyn.atan2(x, y), [rnd((3, 4), 5), rnd((4,), 6, "away")], msg="atan2")
+        gradcheck(self, lambda x: dyn.atan2(x, 2.0), [rnd((3,), 7)], msg="atan2 scalar")
+        x = dyn.tensor([0.5], requires_grad=True)
+        self.assertEqual(x.expm1().grad_fn.name(), "Expm1Backward0")
+        self.assertEqual(dyn.atan2(x, x).grad_fn.name(), "Atan2Backward0")
+
+
+if __name__ == "__main__":
+    unittest.main()
