@@ -14,7 +14,7 @@
 
 #include "core/capture/guards.h"
 #include "core/capture/log.h"
-#include "core/capture/plan.h"
+#include "core/ir/plan.h"
 
 namespace dyn {
 
@@ -41,6 +41,10 @@ struct Segment {
   BreakKind break_kind = BreakKind::ExplicitSync;
   SourceStack break_where;
   Observation observed;
+  // How the segment ends, as part of its plan-cache key: "|end" or "|break:item".
+  std::string terminator() const {
+    return ends_in_break ? "|break:" + std::string(break_kind_name(break_kind)) : "|end";
+  }
 };
 
 // A cache entry: one trace. Entries that share a prefix share its Segment objects (a trace tree).
@@ -171,6 +175,12 @@ class Capture {
   void drop_candidate(size_t i, GuardFailure f);
   const Segment& cached_segment() const;
   void log_recompile();
+  // The one event builder: what every event of this call has (function, entry, segment, where).
+  Event event(EventKind kind, int entry, SourceStack where) const;
+  // Counts the event in the counters and logs it.
+  void emit(Event e);
+  // The call raised before its new entry existed: its recompile event is taken back.
+  void retract_recompile();
   void register_entry();
 
   void adopt_live(const Graph& g, std::vector<Tensor>& slots);
@@ -219,7 +229,7 @@ class Capture {
   std::vector<Tensor> bound_;  // value id -> tensor bound to a graph input of the cached segment
   std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rng_;  // node -> (seed, offset) of this call
   int last_failed_ = -1;                                            // the entry that matched longest
-  int recompile_event_ = -1;  // index in the log of the recompile this call announced
+  int recompile_event_ = -1;  // index in the log of the recompile this call emitted
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   bool grad_enabled_at_start_ = true;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/capture/graph.h"
+#include "core/ir/graph.h"
 
 namespace dyn {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/capture/graph.h"
 #include "core/capture/guards.h"
+#include "core/ir/graph.h"
 
 namespace dyn {
 
@@ -63,6 +63,7 @@ class CaptureLog {
   // Like add, but a cache hit of the same entry as the last event only bumps its count.
   void add_coalesced(Event e);
   const std::vector<Event>& events() const { return events_; }
+  // Only for Capture::retract_recompile.
   void erase_event(int i) {
     if (i >= 0 && i < static_cast<int>(events_.size())) events_.erase(events_.begin() + i);
   }

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/capture/source.h"
+#include "core/ir/source.h"
 #include "core/ops/registry.h"
 
 namespace dyn {

@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/capture/graph.h"
+#include "core/ir/graph.h"
 
 namespace dyn {
 

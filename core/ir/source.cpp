@@ -1,5 +1,5 @@
 // Source locations and a small cache of source files for printing lines beside nodes.
-#include "core/capture/source.h"
+#include "core/ir/source.h"
 
 #include <fstream>
 #include <memory>
@@ -45,6 +45,13 @@ std::string source_line(const std::string& file, int line, bool strip) {
   size_t b = l.find_first_not_of(" \t");
   size_t e = l.find_last_not_of(" \t\r");
   return b == std::string::npos ? std::string() : l.substr(b, e - b + 1);
+}
+
+std::string SourceStack::str() const {
+  SourceLoc t = top();
+  if (!t.known()) return "<unknown>";
+  std::string text = source_line(*t.file, t.line);
+  return text.empty() ? t.str() : t.str() + " `" + text + "`";
 }
 
 }  // namespace dyn

@@ -19,6 +19,8 @@ struct SourceLoc {
 struct SourceStack {
   std::vector<SourceLoc> frames;
   SourceLoc top() const { return frames.empty() ? SourceLoc{} : frames.front(); }
+  // "file.py:12 `y = x + 1`", "file.py:12" when the line cannot be read, or "<unknown>".
+  std::string str() const;
 };
 
 const std::string* intern(const std::string& s);

@@ -1,5 +1,5 @@
 // The graph IR: printing, verification and structural keys.
-#include "core/capture/graph.h"
+#include "core/ir/graph.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Plans: dead-node and common-subexpression elimination, and the executor.
-#include "core/capture/plan.h"
+#include "core/ir/plan.h"
 
 #include <map>
 

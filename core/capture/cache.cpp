@@ -1,0 +1,146 @@
+// The cache of traces: compiled functions and their entries, the plan cache, and the guards of an
+// entry as the tools list them.
+#include "core/capture/capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <set>
+
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/ops/run.h"
+
+namespace dyn {
+
+std::string Observation::str() const {
+  if (!known) return "?";
+  if (is_bool) return value != 0 ? "True" : "False";
+  return format_scalar(Scalar::from_double(value));
+}
+
+namespace {
+std::unordered_map<std::string, std::shared_ptr<Plan>>& plans() {
+  static std::unordered_map<std::string, std::shared_ptr<Plan>> p;
+  return p;
+}
+}  // namespace
+
+std::shared_ptr<Plan> cached_plan(const std::string& key, const Graph& g, bool* compiled) {
+  auto& p = plans();
+  auto it = p.find(key);
+  *compiled = it == p.end();
+  if (!*compiled) return it->second;
+  auto plan = compile_plan(g);
+  p.emplace(key, plan);
+  return plan;
+}
+
+void clear_plan_cache() { plans().clear(); }
+
+// ---- guards of an entry, for listing ----
+
+std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
+  std::vector<std::string> out;
+  const Entry& e = entries_.at(entry);
+  out.push_back(fmt::format("global_state: default dtype is {}, grad mode {}", dtype_name(e.default_dtype),
+                            e.grad_enabled ? "enabled" : "disabled"));
+  for (size_t j = 0; j < e.segments.size(); ++j) {
+    const Segment& s = *e.segments[j];
+    const Graph& g = s.graph;
+    std::vector<int> first_use(g.values.size(), -1);
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      for (int i : g.nodes[k].inputs)
+        if (first_use[i] < 0) first_use[i] = static_cast<int>(k);
+    for (int id : g.inputs) {
+      const Value& v = g.values[id];
+      std::string label = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
+      std::string line =
+          fmt::format("tensor_input: {} %{} is {} with strides {}, requires_grad={}", label, id,
+                      meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
+      if (first_use[id] >= 0) line += "  # " + g.nodes[first_use[id]].where.str();
+      out.push_back(line);
+    }
+    if (g.inputs.size() > 1)
+      out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
+                                g.inputs.size(), j, g.nodes.empty() ? std::string() : g.nodes.front().where.str()));
+    for (const Node& n : g.nodes) {
+      std::string a = format_attrs(n.op, n.attrs);
+      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) ||
+                      n.op == OpId::clamp || n.op == OpId::full || n.op == OpId::arange;
+      if (constant) out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));
+      out.push_back(fmt::format("op: {}", print_node(g, n)));
+    }
+    if (s.ends_in_break) {
+      const Observation& ob = j < e.observed.size() ? e.observed[j] : s.observed;
+      if (ob.known)
+        out.push_back(
+            fmt::format("branch: Python observed {} at the graph break  # {}", ob.str(), s.break_where.str()));
+      else
+        out.push_back(fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), s.break_where.str()));
+    }
+  }
+  return out;
+}
+
+// ---- compiled functions ----
+
+namespace {
+std::vector<std::weak_ptr<CompiledFunction>>& all_functions() {
+  static std::vector<std::weak_ptr<CompiledFunction>> all;
+  return all;
+}
+}  // namespace
+
+std::shared_ptr<CompiledFunction> CompiledFunction::create(CompileOptions o) {
+  auto fn = std::make_shared<CompiledFunction>(std::move(o));
+  auto& all = all_functions();
+  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
+  all.push_back(fn);
+  return fn;
+}
+
+std::vector<std::shared_ptr<CompiledFunction>> CompiledFunction::live() {
+  std::vector<std::shared_ptr<CompiledFunction>> out;
+  for (auto& w : all_functions())
+    if (auto fn = w.lock()) out.push_back(fn);
+  return out;
+}
+
+std::shared_ptr<CompiledFunction> CompiledFunction::find(const std::string& name) {
+  auto all = live();
+  for (auto it = all.rbegin(); it != all.rend(); ++it)  // the newest: after a reset a name is reused
+    if ((*it)->name() == name) return *it;
+  return nullptr;
+}
+
+void CompiledFunction::reset_all() {
+  for (auto& w : all_functions())
+    if (auto fn = w.lock()) {
+      fn->entries_.clear();
+      fn->fallback_ = false;
+      fn->fallback_reason_.clear();
+      fn->calls = 0;
+    }
+}
+
+void Capture::register_entry() {
+  if (new_entry_ < 0) return;
+  Entry e;
+  e.segments = prefix_;
+  e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
+  e.default_dtype = default_float_dtype();
+  e.grad_enabled = grad_enabled_at_start_;
+  e.observed = observed_;
+  if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
+  for (size_t k = 0; k < e.segments.size(); ++k)
+    e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
+  fn_->entries_.push_back(std::move(e));
+}
+
+// The moment a call stops matching every entry (or a re-created function starts afresh), it
+// will record a new trace: that is the recompile, logged here so a breakpoint on it stops in the
+// frame where the call diverged.
+
+}  // namespace dyn

@@ -1,0 +1,147 @@
+// Events: why a segment was cut, and the recompile, guard-failure, fallback, compile and
+// cache-hit records the log keeps (one builder, Capture::emit).
+#include "core/capture/capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <set>
+
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/ops/run.h"
+
+namespace dyn {
+
+// ---- breaks ----
+
+std::string break_reason(BreakKind kind, const std::string& what) {
+  switch (kind) {
+    case BreakKind::DataDependentBranch:
+      return "Python needed the truth value of a tensor (data-dependent control flow)";
+    case BreakKind::Item:
+      return "Python needed the value of a tensor as a number (" + what + ")";
+    case BreakKind::ToList:
+      return "Python needed the values of a tensor as a list (.tolist())";
+    case BreakKind::Numpy:
+      return "Python needed the data of a tensor as a numpy array (" + what + ")";
+    case BreakKind::Print:
+      return "Python needed the values of a tensor to print it (" + what + ")";
+    case BreakKind::UnsupportedOp:
+      return "op '" + what + "' has no lazy form: its output shape depends on the data";
+    case BreakKind::ExplicitSync:
+      break;
+  }
+  return "explicit sync (dyn.sync())";
+}
+
+std::string break_hint(BreakKind kind) {
+  switch (kind) {
+    case BreakKind::DataDependentBranch:
+      return "compute both branches and pick with dyn.where(cond, a, b), or move the check out of the compiled "
+             "function";
+    case BreakKind::Item:
+      return "keep the value as a tensor inside the compiled function; call .item() on what it returns";
+    case BreakKind::ToList:
+    case BreakKind::Numpy:
+      return "return the tensor from the compiled function and convert it outside";
+    case BreakKind::Print:
+      return "print after the compiled function returns, or look at the graph with dyn.debug.graphs()";
+    case BreakKind::UnsupportedOp:
+      return "keep shapes static, e.g. dyn.where(mask, x, 0) instead of x[mask]";
+    case BreakKind::ExplicitSync:
+      break;
+  }
+  return "dyn.sync() cuts the graph on purpose; remove it to keep one graph";
+}
+
+Event Capture::event(EventKind kind, int entry, SourceStack where) const {
+  Event e;
+  e.kind = kind;
+  e.fn = fn_->name();
+  e.entry = entry;
+  e.segment = segment_index_;
+  e.where = std::move(where);
+  return e;
+}
+
+void Capture::emit(Event e) {
+  CaptureLog& log = CaptureLog::get();
+  Counters& c = log.counters();
+  switch (e.kind) {
+    case EventKind::CacheHit:
+      c.cache_hits++;
+      log.add_coalesced(std::move(e));
+      return;
+    case EventKind::GraphBreak:
+      c.graph_breaks++;
+      break;
+    case EventKind::GuardFailure:
+      c.guard_failures++;
+      break;
+    case EventKind::Recompile:
+      c.recompiles++;
+      break;
+    case EventKind::Fallback:
+      c.fallbacks++;
+      break;
+    case EventKind::Compile:
+      break;  // counted where a plan is compiled: an entry may reuse one
+  }
+  log.add(std::move(e));
+}
+
+// The moment a call stops matching every entry (or a re-created function starts afresh), it
+// records a new trace: that is the recompile, emitted here so that a breakpoint on it stops in the
+// frame where the call diverged. Its entry exists only once the call returns; a call that raises
+// first makes none, and retract_recompile() takes the event back (the guard failures stay: they
+// did happen). Every recompile in the log names an entry that exists.
+void Capture::log_recompile() {
+  if (failures_.empty() && !(new_entry_ == 0 && fn_->recreated > 0)) return;
+  Event ev = event(EventKind::Recompile, new_entry_, SourceStack{});
+  if (failures_.empty()) {
+    // Not a recompile of this function, but the same definition compiled anew, again.
+    ev.where = current_source();
+    ev.reason = fmt::format("'{}' was compiled again: dyn.compile was applied to the same function {} times",
+                            fn_->name(), fn_->recreated + 1);
+    GuardFailure f;
+    f.kind = GuardKind::Op;
+    f.what = "a new compiled function starts with an empty cache";
+    f.where = ev.where;
+    f.hint = "it is being re-created each time (dyn.compile inside a loop or a function?); compile it once" +
+             (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") + " and reuse it";
+    ev.details = f.hint;
+    ev.failures = {f};
+    emit(std::move(ev));
+    recompile_event_ = static_cast<int>(CaptureLog::get().events().size()) - 1;
+    return;
+  }
+  ev.where = failures_.back().where;
+  ev.reason = fmt::format("call {} of '{}': no cache entry served it; new entry {}[{}]", fn_->calls, fn_->name(),
+                          fn_->name(), new_entry_);
+  std::string lines;
+  std::vector<GuardFailure> firsts;  // one per older entry, in entry order
+  for (int k = 0; k < fn_->num_entries(); ++k)
+    for (const GuardFailure& f : failures_)
+      if (f.entry == k) {
+        lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k,
+                             guard_kind_name(f.kind), f.str());
+        firsts.push_back(f);
+        break;
+      }
+  ev.details = lines;
+  ev.failures = firsts;
+  emit(std::move(ev));
+  recompile_event_ = static_cast<int>(CaptureLog::get().events().size()) - 1;
+}
+
+void Capture::retract_recompile() {
+  if (recompile_event_ < 0) return;
+  CaptureLog& log = CaptureLog::get();
+  log.counters().recompiles--;
+  log.erase_event(recompile_event_);
+  recompile_event_ = -1;
+}
+
+}  // namespace dyn

@@ -1,0 +1,256 @@
+// Replay: each op of a call is checked against the cached entries still matching.
+//
+// Note [replay]
+// Python runs on every call, so a cached trace is not guessed from the arguments: each op the
+// call issues is checked against every entry still matching (op, constants, operands, and the
+// metadata of each tensor the first time it enters), and no graph is built. At a sync point the
+// entries that end their segment there run its cached plan on this call's inputs. The first
+// check an entry fails is kept as its guard failure. When no entry is left, the call copies the
+// matched prefix of the current segment from the entry that matched longest and records from
+// there: nothing is re-run. Its trace becomes a new entry (a recompile), sharing the segments
+// before the divergence with that entry.
+#include "core/capture/capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <set>
+
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/ops/run.h"
+
+namespace dyn {
+
+// ---- replay ----
+
+const Segment& Capture::cached_segment() const { return *fn_->entries_[candidates_.front()].segments[segment_index_]; }
+
+int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
+                             std::vector<std::pair<const TensorImpl*, int>>* tentative) {
+  TensorImpl* p = t.impl();
+  if (p->capture_ == this) return p->lazy_value_;
+  auto it = inputs_.find(p);
+  if (it != inputs_.end()) return it->second;
+  for (const auto& [impl, id] : *tentative)
+    if (impl == p) return id;
+  for (const auto& [impl, id] : *tentative)
+    if (id == expected) return -1;  // the trace had one tensor twice here; this call passes two
+  // A tensor entering the graph for the first time: it must stand where the trace had a new input.
+  if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
+      bound_[expected].defined())
+    return -1;
+  if (!check_tensor_input(g.values[expected], t, f)) return -2;
+  tentative->push_back({p, expected});
+  return expected;
+}
+
+bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
+                         GuardFailure* f) {
+  const Entry& e = fn_->entries_[entry];
+  const Segment& s = *e.segments[segment_index_];
+  const Graph& g = s.graph;
+  f->entry = entry;
+  if (node_k_ >= static_cast<int>(g.nodes.size())) {
+    f->kind = GuardKind::TraceEnd;
+    f->what = fmt::format("the trace {} after {} ops of segment {}; this call runs more ops first",
+                          s.ends_in_break ? "breaks" : "returns", g.nodes.size(), segment_index_);
+    f->expected = s.ends_in_break ? "graph break at " + s.break_where.str() : "return";
+    f->actual = std::string(op_name(op));
+    f->where = current_source();
+    return false;
+  }
+  const Node& n = g.nodes[node_k_];
+  if (n.op != op || n.inputs.size() != in.size() || (n.target >= 0) != (self != nullptr)) {
+    auto shape_of_call = [](OpId o, size_t tensors, const Attrs& at, bool inplace) {
+      std::string s = std::string(op_name(o)) + (inplace ? "_" : "");
+      s += fmt::format(" of {} tensor{}", tensors, tensors == 1 ? "" : "s");
+      if (op_def(o).cls == OpClass::Binary && at.side != ScalarSide::None)
+        s += " and the number " + format_scalar(at.scalar);
+      return s;
+    };
+    f->kind = GuardKind::Op;
+    f->what = n.op == op ? fmt::format("operands of {} changed (a tensor and a Python number swapped?)", op_name(op))
+                         : fmt::format("op {} of segment {} changed", node_k_, segment_index_);
+    if (n.op == op) {
+      f->expected = shape_of_call(n.op, n.inputs.size(), n.attrs, n.target >= 0) + " at " + n.where.str();
+      f->actual = shape_of_call(op, in.size(), a, self != nullptr);
+    } else {
+      f->expected = std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "") + " at " + n.where.str();
+      f->actual = std::string(op_name(op)) + (self ? "_" : "");
+    }
+    f->where = current_source();
+    return false;
+  }
+  std::vector<std::pair<const TensorImpl*, int>> tentative;
+  auto operand = [&](const Tensor& t, int expected) {
+    int v = replay_value_of(t, expected, g, f, &tentative);
+    if (v == expected) return true;
+    if (v == -2) {  // a tensor input guard failed; f is filled
+      f->where = current_source();
+      return false;
+    }
+    f->kind = GuardKind::Aliasing;
+    f->what =
+        fmt::format("operand of {} is another tensor than when traced (aliasing or data flow changed)", op_name(op));
+    auto label = [&](int id) {
+      if (id < 0) return std::string("a new input");
+      const Value& val = g.values[id];
+      if (val.producer >= 0) return fmt::format("%{} (computed)", id);
+      return val.input_name.empty() ? fmt::format("input %{}", id) : fmt::format("input '{}'", val.input_name);
+    };
+    f->expected = label(expected);
+    f->actual = label(v);
+    f->where = current_source();
+    return false;
+  };
+  // Operands first: a tensor enters the graph before the op applies its constants to it.
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!operand(in[i], n.inputs[i])) return false;
+  if (self && !operand(*self, n.target)) return false;
+  if (!attrs_match(n.attrs, a)) {
+    explain_attrs(op, n.attrs, a, f);
+    f->where = current_source();
+    return false;
+  }
+  return true;
+}
+
+void Capture::drop_candidate(size_t i, GuardFailure f) {
+  int e = candidates_[i];
+  const Entry& entry = fn_->entries_[e];
+  // If Python saw another value at an earlier break, that is why the trace went another way.
+  for (int j = 0;
+       j < segment_index_ && j < static_cast<int>(observed_.size()) && j < static_cast<int>(entry.observed.size());
+       ++j) {
+    const Observation& was = entry.observed[j];
+    if (was.known && observed_[j].known && was.value != observed_[j].value) {
+      f = GuardFailure{};
+      f.entry = e;
+      f.kind = GuardKind::Branch;
+      f.what = fmt::format("value Python observed at graph break {} changed", j);
+      f.expected = was.str();
+      f.actual = observed_[j].str();
+      f.where = entry.segments[j]->break_where;
+      f.hint = "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
+      break;
+    }
+  }
+  failures_.push_back(std::move(f));
+  last_failed_ = e;
+  candidates_.erase(candidates_.begin() + static_cast<long>(i));
+}
+
+bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out) {
+  for (size_t i = 0; i < candidates_.size();) {
+    GuardFailure f;
+    if (check_node(candidates_[i], op, in, a, self, &f))
+      ++i;
+    else
+      drop_candidate(i, std::move(f));
+  }
+  if (candidates_.empty()) {
+    switch_to_record();
+    return false;
+  }
+  const Graph& g = cached_segment().graph;
+  const Node& n = g.nodes[node_k_];
+  auto bind = [&](const Tensor& t, int id) {
+    if (t.impl()->capture_ == this || inputs_.count(t.impl())) return;
+    inputs_.emplace(t.impl(), id);
+    bound_[id] = t;
+  };
+  for (size_t i = 0; i < in.size(); ++i) bind(in[i], n.inputs[i]);
+  if (self) bind(*self, n.target);
+  if (op_def(op).cls == OpClass::Random) rng_.push_back({node_k_, {a.seed, a.offset}});
+  ++node_k_;
+  if (self) {
+    bind_target(*self, n.outputs[0]);
+  } else if (op_def(op).cls == OpClass::View) {
+    // Storage offsets are not guarded (a slice x[i:i+b] would recompile for every i): a view's
+    // geometry comes from this call's input, as eager mode would give it.
+    OutMeta m;
+    op_def(op).infer(in, a, &m);
+    make_lazy_outputs(g, n, out);
+    TensorImpl* p = out->back().impl();
+    p->strides_ = m.strides;
+    p->offset_ = m.offset;
+  } else {
+    make_lazy_outputs(g, n, out);
+  }
+  return true;
+}
+
+void Capture::switch_to_record() {
+  CaptureLog& log = CaptureLog::get();
+  bool aborting = new_entry_ == -2;
+  // The prefix comes from an entry that still matches (when the call is aborted mid-replay), else
+  // from the one that matched longest.
+  int best_entry = !candidates_.empty() ? candidates_.front() : last_failed_;
+  if (best_entry >= 0 && segment_index_ < static_cast<int>(fn_->entries_[best_entry].segments.size())) {
+    // Keep what matched: the segments before this one, and this segment's first node_k_ nodes.
+    const Entry& best = fn_->entries_[best_entry];
+    prefix_.assign(best.segments.begin(), best.segments.begin() + segment_index_);
+    const Graph& g = best.segments[segment_index_]->graph;
+    int vb =
+        node_k_ < static_cast<int>(g.nodes.size()) ? g.nodes[node_k_].values_before : static_cast<int>(g.values.size());
+    seg_ = Graph{};
+    seg_.values.assign(g.values.begin(), g.values.begin() + vb);
+    seg_.nodes.assign(g.nodes.begin(), g.nodes.begin() + node_k_);
+    for (int id : g.inputs)
+      if (id < vb) {
+        seg_.inputs.push_back(id);
+        Value& v = seg_.values[id];
+        v.input = id < static_cast<int>(bound_.size()) ? bound_[id] : Tensor();
+        assert(v.input.defined() && "a kept input was bound by the replayed prefix");
+        auto n = names_.find(v.input.impl());
+        if (n != names_.end()) {
+          v.input_kind = n->second.first;
+          v.input_name = n->second.second;
+        }
+      }
+    for (auto& [k, rng] : rng_) {
+      seg_.nodes[k].attrs.seed = rng.first;
+      seg_.nodes[k].attrs.offset = rng.second;
+    }
+  } else if (best_entry >= 0) {
+    const Entry& best = fn_->entries_[best_entry];
+    prefix_.assign(best.segments.begin(), best.segments.end());
+  }
+  candidates_.clear();
+  bound_.clear();
+  rng_.clear();
+  if (aborting) return;
+  for (const GuardFailure& f : failures_) {
+    Event ev = event(EventKind::GuardFailure, f.entry, f.where);
+    ev.reason = fmt::format("{}: {}", guard_kind_name(f.kind), f.str());
+    ev.details = std::string(guard_kind_name(f.kind));
+    ev.guard = f;
+    emit(std::move(ev));
+  }
+  if (fn_->num_entries() >= fn_->opts_.cache_limit) {
+    // Too many traces: from now on the function runs eagerly. This call finishes uncached.
+    fn_->fallback_ = true;
+    fn_->fallback_reason_ = failures_.empty() ? std::string("?") : failures_.back().str();
+    Event ev = event(EventKind::Fallback, -1, failures_.empty() ? SourceStack{} : failures_.back().where);
+    ev.segment = -1;
+    ev.reason =
+        fmt::format("cache_limit ({}) reached: '{}' runs eagerly from now on", fn_->opts_.cache_limit, fn_->name());
+    ev.details = fn_->fallback_reason_;
+    emit(std::move(ev));
+    new_entry_ = -1;
+    return;
+  }
+  new_entry_ = fn_->num_entries();
+  // The segments this call shares with the entry it diverged from are listed under the new one too.
+  for (size_t j = 0; j < prefix_.size(); ++j) {
+    Graph copy = prefix_[j]->graph;
+    GraphRecord& r = log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::move(copy));
+    r.calls++;
+    new_graph_ids_.push_back(r.id());
+  }
+  log_recompile();
+}
+
+}  // namespace dyn
