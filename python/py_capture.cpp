@@ -4,6 +4,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/query/query.h"
 #include "python/py_common.h"
 #include "viz/dot.h"
 #include "viz/render.h"
@@ -345,72 +346,25 @@ void put_where(PyObject* d, const SourceStack& where) {
   set_item(d, "stack", stack);
 }
 
-PyObject* guard_dict(const GuardFailure& f) {
-  PyObject* d = PyDict_New();
-  set_item(d, "entry", PyLong_FromLong(f.entry));
-  set_item(d, "guard", str_obj(std::string(guard_kind_name(f.kind))));
-  set_item(d, "what", str_obj(f.what));
-  set_item(d, "expected", str_obj(f.expected));
-  set_item(d, "actual", str_obj(f.actual));
-  set_item(d, "hint", str_obj(f.hint));
-  set_item(d, "text", str_obj(f.str()));
-  put_where(d, f.where);
-  return d;
-}
-
+// Events reach Python through the query's one serializer; dyn.debug shapes the dicts.
 DYN_FAST(f_events) {
   DYN_TRY
   parse_args("_events", args, nargs, kw, {}, 0, nullptr);
-  const auto& evs = CaptureLog::get().events();
-  PyObject* list = PyList_New(0);
-  for (const Event& e : evs) {
-    PyObject* d = PyDict_New();
-    set_item(d, "kind", str_obj(std::string(event_kind_name(e.kind))));
-    set_item(d, "time", PyFloat_FromDouble(e.time));
-    set_item(d, "fn", str_obj(e.fn));
-    set_item(d, "entry", PyLong_FromLong(e.entry));
-    set_item(d, "segment", PyLong_FromLong(e.segment));
-    put_where(d, e.where);
-    set_item(d, "reason", str_obj(e.reason));
-    set_item(d, "details", str_obj(e.details));
-    if (e.kind == EventKind::GraphBreak) {
-      set_item(d, "break_kind", str_obj(std::string(break_kind_name(e.break_kind))));
-      set_item(d, "hint", str_obj(e.hint));
-    }
-    if (e.kind == EventKind::CacheHit) set_item(d, "count", PyLong_FromLongLong(e.count));
-    if (e.kind == EventKind::GuardFailure) {
-      PyObject* g = guard_dict(e.guard);
-      for (const char* k : {"guard", "what", "expected", "actual", "hint", "text"})
-        PyDict_SetItemString(d, k, PyDict_GetItemString(g, k));
-      Py_DECREF(g);
-    }
-    if (e.kind == EventKind::Recompile) {
-      PyObject* fs = PyList_New(0);
-      for (const GuardFailure& f : e.failures) {
-        PyObject* g = guard_dict(f);
-        PyList_Append(fs, g);
-        Py_DECREF(g);
-      }
-      set_item(d, "failures", fs);
-      // The oldest entry's hint: it explains why the first trace does not fit.
-      set_item(d, "hint", str_obj(e.failures.empty() ? std::string() : e.failures.front().hint));
-    }
-    PyList_Append(list, d);
-    Py_DECREF(d);
-  }
-  return list;
+  std::string all = "[";
+  for (const Event& e : query::events()) all += (all.size() > 1 ? ", " : "") + query::event_json(e);
+  all += "]";
+  return PyUnicode_FromStringAndSize(all.data(), static_cast<Py_ssize_t>(all.size()));
   DYN_CATCH
 }
 
 DYN_FAST(f_counters) {
   DYN_TRY
   parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
-  CaptureLog& log = CaptureLog::get();
-  const Counters& c = log.counters();
+  const Counters& c = query::counters();
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
                        c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
                        "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
-                       static_cast<Py_ssize_t>(log.graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
+                       static_cast<Py_ssize_t>(query::graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
                        "compile_s", c.compile_s, "execute_s", c.execute_s);
   DYN_CATCH
 }
@@ -464,7 +418,7 @@ DYN_FAST(f_graphs) {
   DYN_TRY
   parse_args("_graphs", args, nargs, kw, {}, 0, nullptr);
   PyObject* list = PyList_New(0);
-  for (const auto& r : CaptureLog::get().graphs()) {
+  for (const GraphRecord* r : query::graphs()) {
     PyObject* d = graph_dict(*r);
     PyList_Append(list, d);
     Py_DECREF(d);
@@ -494,12 +448,7 @@ DYN_FAST(f_render) {
 DYN_FAST(f_reset) {
   DYN_TRY
   parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
-  DYN_CHECK(Capture::live() == 0 && !Capture::paused(), ErrorKind::Runtime,
-            "dyn.debug.reset() cannot run while a compiled function is running (or stopped at a breakpoint); call "
-            "it after the call returns");
-  CaptureLog::get().reset();
-  clear_plan_cache();
-  CompiledFunction::reset_all();
+  query::reset();
   Py_RETURN_NONE;
   DYN_CATCH
 }
@@ -530,8 +479,18 @@ bool is_library_file(const char* filename) {
                       std::string(filename) == "<dynrepl>");
 }
 
+// After a reset, the package forgets its definitions too (a re-run script's f is f[0] again).
+void forget_definitions(void*) {
+  PyObject* mod = PyImport_ImportModule("dyn._compile");
+  PyObject* r = mod ? PyObject_CallMethod(mod, "forget_definitions", nullptr) : nullptr;
+  if (!r) PyErr_Clear();  // the package is not loaded: it has nothing to forget
+  Py_XDECREF(r);
+  Py_XDECREF(mod);
+}
+
 bool init_capture(PyObject* m) {
   set_source_locator(locate);
+  query::on_reset(forget_definitions, nullptr);
   if (PyType_Ready(&CompiledStateType) < 0) return false;
   GraphBreakError = PyErr_NewExceptionWithDoc(
       "dyn.GraphBreakError",

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "core/capture/capture.h"
+#include "core/error.h"
+#include "core/query/query.h"
 #include "repl/session.h"
 #include "viz/dot.h"
 #include "viz/render.h"
@@ -24,7 +25,7 @@ void at_most(const Args& a, size_t n, const char* usage) {
 
 // The newest graph overall, for commands whose target is optional.
 std::string newest_graph() {
-  const auto& g = CaptureLog::get().graphs();
+  const auto g = query::graphs();
   if (g.empty()) throw CommandError{"no graphs captured yet: call a dyn.compile'd function first"};
   return g.back()->id();
 }
@@ -221,8 +222,11 @@ void cmd_continue(Session& s, const Args& a) {
 void cmd_reset(Session& s, const Args& a) {
   at_most(a, 0, ":reset");
   not_stopped_only(s, ":reset");
-  std::optional<int> ignored;
-  s.py().run_interactive("import dyn.debug as _d; _d.reset(); del _d", &ignored);
+  try {
+    query::reset();
+  } catch (const dyn::Error& e) {
+    throw CommandError{e.what()};
+  }
   s.out("forgot every graph, event, counter and cache entry\n");
 }
 

@@ -1,7 +1,7 @@
 // The embedded CPython interpreter.
 #include "repl/interpreter.h"
 
-#include "core/capture/source.h"
+#include "core/ir/source.h"
 #include "python/py_common.h"
 
 #include <frameobject.h>

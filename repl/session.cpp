@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
-#include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/query/query.h"
 #include "viz/dot.h"
-#include "viz/json.h"
 #include "viz/views.h"
 
 namespace dyn::repl {
@@ -78,11 +78,11 @@ std::string trim(const std::string& s) {
 Session::Session(Interpreter& py, bool tty, bool color)
     : py_(py), reader_(tty, tty ? history_path() : std::string()), color_(color) {
   reader_.set_completer([this](const std::string& line, const std::string& text) { return complete(line, text); });
-  CaptureLog::get().set_listener(&Session::on_event, this);
+  query::set_listener(&Session::on_event, this);
 }
 
 Session::~Session() {
-  CaptureLog::get().set_listener(nullptr, nullptr);
+  query::set_listener(nullptr, nullptr);
   if (events_file_) std::fclose(events_file_);
 }
 
@@ -135,7 +135,7 @@ void Session::on_event(const Event& e, void* self_ptr) {
     // A compile writes its graph; a recompile also the graphs the new entry shares with an older one.
     std::vector<std::string> ids;
     if (e.kind == EventKind::Compile) ids.push_back(fmt::format("{}[{}].{}", e.fn, e.entry, e.segment));
-    for (const auto& r : CaptureLog::get().graphs())
+    for (const GraphRecord* r : query::graphs())
       if (e.kind == EventKind::Recompile && r->fn == e.fn && r->entry == e.entry) ids.push_back(r->id());
     for (const std::string& id : ids) {
       std::string name = id;
@@ -149,7 +149,7 @@ void Session::on_event(const Event& e, void* self_ptr) {
     }
   }
   if (self->events_file_) {
-    std::string j = viz::event_json(e) + "\n";
+    std::string j = query::event_json(e) + "\n";
     std::fwrite(j.data(), 1, j.size(), self->events_file_);
     std::fflush(self->events_file_);
   }
@@ -164,8 +164,7 @@ void Session::on_event(const Event& e, void* self_ptr) {
 void Session::stop(const Event& e, Breakpoint& bp) {
   ++bp.hits;
   // Nothing may sync or record while stopped: lazy tensors show their pending node.
-  EagerScope eager;
-  Capture::set_paused(true);
+  auto pause = std::make_unique<query::Pause>();
   stopped_event_ = &e;
   continue_ = false;
   bool in_frame = py_.enter_user_frame();
@@ -192,7 +191,7 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   auto leave = [&] {
     if (in_frame) py_.leave_user_frame();
     stopped_event_ = nullptr;
-    Capture::set_paused(false);
+    pause.reset();
   };
   try {
     read_loop(true);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/capture/log.h"
+#include "core/query/query.h"
 #include "repl/interpreter.h"
 #include "repl/line_reader.h"
 

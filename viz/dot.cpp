@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/query/query.h"
 #include "viz/views.h"
 
 namespace dyn::viz {

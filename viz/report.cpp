@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/query/query.h"
 #include "viz/dot.h"
 #include "viz/render.h"
 #include "viz/views.h"
@@ -80,8 +80,8 @@ nav ul { columns: 2; }
 }  // namespace
 
 std::string html_report(const std::string& title) {
-  CaptureLog& log = CaptureLog::get();
-  const Counters& c = log.counters();
+  const Counters& c = query::counters();
+  const std::vector<const GraphRecord*> graphs = query::graphs();
   std::string body;
   // Summary
   body += "<h2 id=\"summary\">Summary</h2>\n<table>\n";
@@ -95,7 +95,7 @@ std::string html_report(const std::string& title) {
   row("graph breaks", std::to_string(c.graph_breaks));
   row("guard failures", std::to_string(c.guard_failures));
   row("fallbacks to eager", std::to_string(c.fallbacks));
-  row("graphs", std::to_string(log.graphs().size()));
+  row("graphs", std::to_string(graphs.size()));
   row("time tracing / replaying / compiling / executing",
       fmt::format("{:.3f} / {:.3f} / {:.3f} / {:.3f} ms", c.trace_s * 1e3, c.replay_s * 1e3, c.compile_s * 1e3,
                   c.execute_s * 1e3));
@@ -104,7 +104,7 @@ std::string html_report(const std::string& title) {
   // Functions
   body += "<h2 id=\"functions\">Compiled functions</h2>\n";
   std::set<std::string> shown;
-  for (const auto& f : CompiledFunction::live()) {
+  for (const auto& f : query::functions()) {
     if (f->calls == 0 || !shown.insert(f->name()).second) continue;
     body += fmt::format("<h3 id=\"fn-{}\">{}</h3>\n", anchor(f->name()), esc(f->name()));
     body +=
@@ -124,7 +124,7 @@ std::string html_report(const std::string& title) {
   // Breaks
   body += "<h2 id=\"breaks\">Graph breaks</h2>\n";
   int nb = 0;
-  for (const Event& e : log.events()) {
+  for (const Event& e : query::events()) {
     if (e.kind != EventKind::GraphBreak) continue;
     ++nb;
     SourceLoc t = e.where.top();
@@ -139,7 +139,7 @@ std::string html_report(const std::string& title) {
 
   // Graphs
   body += "<h2 id=\"graphs\">Graphs</h2>\n";
-  for (const auto& r : log.graphs()) {
+  for (const auto& r : graphs) {
     body += fmt::format("<div class=\"graph\" id=\"g-{}\"><h3>{}</h3>\n<pre>{}</pre>\n", anchor(r->id()), esc(r->id()),
                         esc(print_graph(r->graph)));
     try {
@@ -149,14 +149,13 @@ std::string html_report(const std::string& title) {
     }
     body += "</div>\n";
   }
-  if (log.graphs().empty()) body += "<p>No graphs were captured.</p>\n";
+  if (graphs.empty()) body += "<p>No graphs were captured.</p>\n";
 
   std::string toc =
       "<nav><h2>Contents</h2><ul>\n<li><a href=\"#summary\">Summary</a></li>\n"
       "<li><a href=\"#functions\">Compiled functions</a></li>\n<li><a href=\"#breaks\">Graph breaks</a></li>\n"
       "<li><a href=\"#graphs\">Graphs</a><ul>\n";
-  for (const auto& r : log.graphs())
-    toc += fmt::format("<li><a href=\"#g-{}\">{}</a></li>\n", anchor(r->id()), esc(r->id()));
+  for (const auto& r : graphs) toc += fmt::format("<li><a href=\"#g-{}\">{}</a></li>\n", anchor(r->id()), esc(r->id()));
   toc += "</ul></li></ul></nav>\n";
 
   return fmt::format(

@@ -7,14 +7,12 @@
 #include <map>
 #include <set>
 
-#include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/query/query.h"
 
 namespace dyn::viz {
 
 namespace {
-
-const CaptureLog& log() { return CaptureLog::get(); }
 
 std::string where_of(const SourceStack& w) {
   SourceLoc t = w.top();
@@ -45,10 +43,10 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 bool known_function(const std::string& fn) {
-  if (CompiledFunction::find(fn)) return true;
-  for (const auto& r : log().graphs())
+  if (query::find_function(fn)) return true;
+  for (const auto& r : query::graphs())
     if (r->fn == fn) return true;
-  for (const Event& e : log().events())
+  for (const Event& e : query::events())
     if (e.fn == fn) return true;
   return false;
 }
@@ -66,16 +64,16 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
   std::vector<const GraphRecord*> out;
   std::string fn;
   int entry = 0;
-  if (const GraphRecord* r = const_cast<CaptureLog&>(log()).find_graph(target)) return {r};
+  if (const GraphRecord* r = query::find_graph(target)) return {r};
   if (parse_entry_id(target, &fn, &entry)) {
-    for (const auto& r : log().graphs())
-      if (r->fn == fn && r->entry == entry) out.push_back(r.get());
+    for (const auto& r : query::graphs())
+      if (r->fn == fn && r->entry == entry) out.push_back(r);
   } else {
     int newest = -1;
-    for (const auto& r : log().graphs())
+    for (const auto& r : query::graphs())
       if (r->fn == target) newest = std::max(newest, r->entry);
-    for (const auto& r : log().graphs())
-      if (r->fn == target && r->entry == newest) out.push_back(r.get());
+    for (const auto& r : query::graphs())
+      if (r->fn == target && r->entry == newest) out.push_back(r);
   }
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->segment < b->segment; });
   if (out.empty())
@@ -88,7 +86,7 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
 
 const Event* break_event_of(const GraphRecord& r) {
   const Event* found = nullptr;
-  for (const Event& e : log().events())
+  for (const Event& e : query::events())
     if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
       found = &e;
   return found;
@@ -99,7 +97,7 @@ namespace {
 std::string how_it_ends(const GraphRecord& r) {
   const Event* found = break_event_of(r);
   if (found) return fmt::format("graph break ({}) at {}", break_kind_name(found->break_kind), where_of(found->where));
-  for (const auto& other : log().graphs())
+  for (const auto& other : query::graphs())
     if (other->fn == r.fn && other->entry == r.entry && other->segment == r.segment + 1) return "graph break";
   return "return";
 }
@@ -109,9 +107,9 @@ std::string how_it_ends(const GraphRecord& r) {
 std::vector<std::string> function_names() {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  for (const auto& fn : CompiledFunction::live())
+  for (const auto& fn : query::functions())
     if (seen.insert(fn->name()).second) out.push_back(fn->name());
-  for (const auto& r : log().graphs())
+  for (const auto& r : query::graphs())
     if (seen.insert(r->fn).second) out.push_back(r->fn);
   return out;
 }
@@ -119,7 +117,7 @@ std::vector<std::string> function_names() {
 std::vector<std::string> graph_ids() {
   std::vector<std::string> out;
   std::set<std::string> entries;
-  for (const auto& r : log().graphs()) {
+  for (const auto& r : query::graphs()) {
     out.push_back(r->id());
     std::string e = r->fn + "[" + std::to_string(r->entry) + "]";
     if (entries.insert(e).second) out.push_back(e);
@@ -130,7 +128,7 @@ std::vector<std::string> graph_ids() {
 std::string graphs_table(const std::string& fn) {
   check_function(fn);
   std::vector<std::vector<std::string>> rows = {{"id", "function", "entry", "segment", "ops", "calls", "ends with"}};
-  for (const auto& r : log().graphs()) {
+  for (const auto& r : query::graphs()) {
     if (!fn.empty() && r->fn != fn) continue;
     rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
                     std::to_string(r->graph.nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
@@ -156,7 +154,7 @@ std::string breaks_text(const std::string& fn) {
   check_function(fn);
   std::string out;
   int n = 0;
-  for (const Event& e : log().events()) {
+  for (const Event& e : query::events()) {
     if (e.kind != EventKind::GraphBreak || (!fn.empty() && e.fn != fn)) continue;
     std::string text = source_of(e.where);
     out += fmt::format("{}. {}[{}] after segment {}  {}{}\n", ++n, e.fn, e.entry, e.segment, where_of(e.where),
@@ -171,7 +169,7 @@ std::string breaks_text(const std::string& fn) {
 std::string guards_text(const std::string& fn) {
   check_function(fn);
   std::string out;
-  for (const auto& f : CompiledFunction::live()) {
+  for (const auto& f : query::functions()) {
     if (!fn.empty() && f->name() != fn) continue;
     if (f->num_entries() == 0) continue;
     for (int e = 0; e < f->num_entries(); ++e) {
@@ -187,9 +185,9 @@ std::string guards_text(const std::string& fn) {
 std::string why_recompile_text(const std::string& fn) {
   check_function(fn);
   std::string out;
-  for (const Event& e : log().events()) {
+  for (const Event& e : query::events()) {
     if (e.kind != EventKind::Recompile || (!fn.empty() && e.fn != fn)) continue;
-    auto f = CompiledFunction::find(e.fn);
+    auto f = query::find_function(e.fn);
     std::string defined = f && !f->defined_at.empty() ? " (compiled at " + f->defined_at + ")" : "";
     out += fmt::format("{}{}: {}\n", e.fn, defined, e.reason);
     for (const GuardFailure& g : e.failures) {
@@ -222,7 +220,7 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
   check_function(fn);
   std::vector<std::vector<std::string>> rows = {{"#", "time", "kind", "where", "what"}};
   int i = 0;
-  for (const Event& e : log().events()) {
+  for (const Event& e : query::events()) {
     ++i;
     if ((!kind.empty() && event_kind_name(e.kind) != kind) || (!fn.empty() && e.fn != fn)) continue;
     std::string id = e.entry >= 0 ? fmt::format("{}[{}]", e.fn, e.entry) : e.fn;
@@ -240,21 +238,21 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
 }
 
 std::string stats_text() {
-  const Counters& c = const_cast<CaptureLog&>(log()).counters();
+  const Counters& c = query::counters();
   std::string out = fmt::format(
       "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs "
       "{}\n",
       c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
-      log().graphs().size());
+      query::graphs().size());
   out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms\n", c.trace_s * 1e3,
                      c.replay_s * 1e3, c.compile_s * 1e3, c.execute_s * 1e3);
   std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
-  for (const auto& f : CompiledFunction::live()) {
+  for (const auto& f : query::functions()) {
     if (f->calls == 0) continue;
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
     int recompiles = 0;
-    for (const Event& e : log().events())
+    for (const Event& e : query::events())
       if (e.kind == EventKind::Recompile && e.fn == f->name()) ++recompiles;
     std::string flag;
     if (f->fallen_back())
@@ -316,7 +314,7 @@ std::vector<std::string> guard_lines_of(const std::string& entry_id) {
   std::string name;
   int e = 0;
   if (!parse_entry_id(entry_id, &name, &e)) return {};
-  auto f = CompiledFunction::find(name);
+  auto f = query::find_function(name);
   if (!f || e >= f->num_entries()) return {};
   return f->guard_lines(e);
 }

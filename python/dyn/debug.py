@@ -2,6 +2,8 @@
 
 The same records the REPL shows; nothing here keeps its own copy.
 """
+import json
+
 import _dyn
 
 from . import _compile
@@ -26,7 +28,19 @@ def counters():
 def events(kind=None, fn=None):
     """The event log as dicts (kind, fn, entry, segment, file, line, reason, ...), oldest first."""
     name = _fn_name(fn)
-    return [e for e in _dyn._events() if (kind is None or e["kind"] == kind) and (name is None or e["fn"] == name)]
+    return [_event(e) for e in json.loads(_dyn._events())
+            if (kind is None or e["kind"] == kind) and (name is None or e["fn"] == name)]
+
+
+def _event(e):
+    """An event as Python code reads it: frames as tuples, a guard failure's fields at the top."""
+    e["stack"] = [tuple(f) for f in e["stack"]]
+    if e["kind"] == "guard_failure":
+        g = e.pop("guard")
+        e.update({k: g[k] for k in ("guard", "what", "expected", "actual", "hint", "text")})
+    for f in e.get("failures", ()):
+        f["stack"] = [tuple(x) for x in f["stack"]]
+    return e
 
 
 class Node:
@@ -99,8 +113,7 @@ def guards(fn):
 
 def reset():
     """Forget graphs, events, counters, compiled plans and every compiled function's cache."""
-    _dyn._reset()
-    _compile.forget_definitions()
+    _dyn._reset()  # the engine's reset also runs _compile.forget_definitions
 
 
 class ExplainOutput:

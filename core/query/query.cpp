@@ -1,0 +1,125 @@
+#include "core/query/query.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dyn::query {
+
+const std::vector<Event>& events() { return CaptureLog::get().events(); }
+
+const Counters& counters() { return CaptureLog::get().counters(); }
+
+std::vector<const GraphRecord*> graphs() {
+  std::vector<const GraphRecord*> out;
+  for (const auto& r : CaptureLog::get().graphs()) out.push_back(r.get());
+  return out;
+}
+
+const GraphRecord* find_graph(const std::string& id) { return CaptureLog::get().find_graph(id); }
+
+std::vector<std::shared_ptr<const CompiledFunction>> functions() {
+  auto live = CompiledFunction::live();
+  return {live.begin(), live.end()};
+}
+
+std::shared_ptr<const CompiledFunction> find_function(const std::string& name) { return CompiledFunction::find(name); }
+
+void set_listener(CaptureLog::Listener l, void* ctx) { CaptureLog::get().set_listener(l, ctx); }
+
+namespace {
+std::vector<std::pair<void (*)(void*), void*>>& reset_hooks() {
+  static std::vector<std::pair<void (*)(void*), void*>> h;
+  return h;
+}
+}  // namespace
+
+void on_reset(void (*hook)(void* ctx), void* ctx) { reset_hooks().emplace_back(hook, ctx); }
+
+void reset() {
+  DYN_CHECK(Capture::live() == 0 && !Capture::paused(), ErrorKind::Runtime,
+            "a reset cannot run while a compiled function is running (or stopped at a breakpoint); reset after the "
+            "call returns");
+  CaptureLog::get().reset();
+  clear_plan_cache();
+  CompiledFunction::reset_all();
+  for (auto& [hook, ctx] : reset_hooks()) hook(ctx);
+}
+
+bool paused() { return Capture::paused(); }
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+std::string where_fields(const SourceStack& w) {
+  std::string stack = "[";
+  for (size_t i = 0; i < w.frames.size(); ++i) {
+    const SourceLoc& f = w.frames[i];
+    stack += fmt::format("{}[{}, {}, {}]", i ? ", " : "", json_string(*f.file), f.line,
+                         json_string(f.function ? *f.function : "?"));
+  }
+  stack += "]";
+  SourceLoc t = w.top();
+  if (!t.known()) return "\"file\": null, \"line\": null, \"source\": null, \"stack\": " + stack;
+  return fmt::format("\"file\": {}, \"line\": {}, \"source\": {}, \"stack\": {}", json_string(*t.file), t.line,
+                     json_string(source_line(*t.file, t.line)), stack);
+}
+
+std::string guard_json(const GuardFailure& g) {
+  return fmt::format(
+      "{{\"entry\": {}, \"guard\": {}, \"what\": {}, \"expected\": {}, \"actual\": {}, \"hint\": {}, \"text\": {}, "
+      "{}}}",
+      g.entry, json_string(std::string(guard_kind_name(g.kind))), json_string(g.what), json_string(g.expected),
+      json_string(g.actual), json_string(g.hint), json_string(g.str()), where_fields(g.where));
+}
+}  // namespace
+
+std::string event_json(const Event& e) {
+  std::string s = fmt::format(
+      "{{\"kind\": {}, \"time\": {:.6f}, \"fn\": {}, \"entry\": {}, \"segment\": {}, {}, "
+      "\"reason\": {}, \"details\": {}",
+      json_string(std::string(event_kind_name(e.kind))), e.time, json_string(e.fn), e.entry, e.segment,
+      where_fields(e.where), json_string(e.reason), json_string(e.details));
+  if (e.kind == EventKind::GraphBreak)
+    s += fmt::format(", \"break_kind\": {}, \"hint\": {}", json_string(std::string(break_kind_name(e.break_kind))),
+                     json_string(e.hint));
+  if (e.kind == EventKind::GuardFailure) s += ", \"guard\": " + guard_json(e.guard);
+  if (e.kind == EventKind::CacheHit) s += fmt::format(", \"count\": {}", e.count);
+  if (e.kind == EventKind::Recompile) {
+    s += ", \"failures\": [";
+    for (size_t i = 0; i < e.failures.size(); ++i) s += (i ? ", " : "") + guard_json(e.failures[i]);
+    s += "]";
+    // The oldest entry's hint: it explains why the first trace does not fit.
+    s += ", \"hint\": " + json_string(e.failures.empty() ? std::string() : e.failures.front().hint);
+  }
+  return s + "}";
+}
+
+}  // namespace dyn::query

@@ -1,0 +1,56 @@
+// The query interface: the one way the tools read what the engine captured — events, counters,
+// graphs, compiled functions with their cache entries and guards — and the few things they may
+// do to it (pause at a breakpoint, reset, listen). viz/, repl/, dyn.debug and --events go
+// through here; everything handed out is const.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/capture/capture.h"
+#include "core/capture/log.h"
+
+namespace dyn::query {
+
+const std::vector<Event>& events();
+const Counters& counters();
+
+// Every compiled segment, in the order it was compiled.
+std::vector<const GraphRecord*> graphs();
+// A graph by id "fn[e].s"; nullptr when there is none.
+const GraphRecord* find_graph(const std::string& id);
+
+// Compiled functions still alive, oldest first, and the newest one with a name.
+std::vector<std::shared_ptr<const CompiledFunction>> functions();
+std::shared_ptr<const CompiledFunction> find_function(const std::string& name);
+
+// Called after every event is logged; the REPL's breakpoints and --events hook in here. The
+// listener may throw: the engine unwinds cleanly.
+void set_listener(CaptureLog::Listener l, void* ctx);
+
+// Forgets every event, graph, plan and cache entry, and runs the hooks the layers above
+// registered (the Python package forgets its definitions). A user error while a compiled
+// function runs or the script is stopped.
+void reset();
+void on_reset(void (*hook)(void* ctx), void* ctx);
+
+// While a Pause lives (the script stopped at a breakpoint) nothing syncs or records: lazy
+// tensors show their pending node and reading their data is a user error.
+class Pause {
+ public:
+  Pause() { Capture::set_paused(true); }
+  ~Pause() { Capture::set_paused(false); }
+  Pause(const Pause&) = delete;
+  Pause& operator=(const Pause&) = delete;
+
+ private:
+  EagerScope eager_;
+};
+bool paused();
+
+// The one serializer of events: a JSON object on one line (--events writes these; dyn.debug
+// parses them).
+std::string event_json(const Event& e);
+std::string json_string(const std::string& s);  // quoted and escaped
+
+}  // namespace dyn::query
