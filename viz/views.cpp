@@ -146,6 +146,7 @@ std::string graph_text(const std::string& target, bool verbose) {
     out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph.nodes.size(), r->calls,
                        how_it_ends(*r));
     out += print_graph(r->graph, verbose);
+    if (verbose && r->plan) out += "plan:\n" + print_plan(r->graph, *r->plan);
   }
   return out;
 }

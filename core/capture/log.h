@@ -9,6 +9,7 @@
 
 #include "core/capture/guards.h"
 #include "core/ir/graph.h"
+#include "core/ir/plan.h"
 
 namespace dyn {
 
@@ -46,7 +47,8 @@ struct GraphRecord {
   int entry = 0;
   int segment = 0;
   Graph graph;
-  int64_t calls = 0;  // calls it served
+  std::shared_ptr<const Plan> plan;  // what it runs as (none with backend="eager")
+  int64_t calls = 0;                 // calls it served
   std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
 };
 

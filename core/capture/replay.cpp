@@ -247,6 +247,7 @@ void Capture::switch_to_record() {
   for (size_t j = 0; j < prefix_.size(); ++j) {
     Graph copy = prefix_[j]->graph;
     GraphRecord& r = log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::move(copy));
+    r.plan = prefix_[j]->plan;
     r.calls++;
     new_graph_ids_.push_back(r.id());
   }

@@ -265,6 +265,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   for (Value& v : seg->graph.values) v.input = Tensor();  // the cache must not keep user tensors alive
   if (commit && new_entry_ >= 0) {
     GraphRecord& rec = log.graph(fn_->name(), new_entry_, segment_index_, seg->graph);
+    rec.plan = seg->plan;
     rec.calls++;
     new_graph_ids_.push_back(rec.id());
     {
@@ -273,7 +274,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
       c.reason = compiled || !seg->plan
                      ? "new graph"
                      : "new graph (structurally identical to one compiled before: its plan is reused)";
-      size_t kept = seg->plan ? seg->plan->order.size() : seg->graph.nodes.size();
+      size_t kept = seg->plan ? seg->plan->node_steps() : seg->graph.nodes.size();
       c.details = fmt::format("{}: {} ops, {} after dead-code and common-subexpression elimination", rec.id(),
                               seg->graph.nodes.size(), kept);
       emit(std::move(c));

@@ -1,38 +1,15 @@
-// Plans: dead-node and common-subexpression elimination, and the executor.
+// Plans: the pass pipeline that turns a segment's graph into steps, and the executor.
 #include "core/ir/plan.h"
 
-#include <map>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/error.h"
+#include "core/ir/passes/passes.h"
 #include "core/ops/run.h"
 
 namespace dyn {
-
-std::vector<bool> eliminate_dead_nodes(const Graph& g) {
-  std::vector<bool> live_value(g.values.size(), false), live(g.nodes.size(), false);
-  for (int o : g.outputs) live_value[o] = true;
-  for (int k = static_cast<int>(g.nodes.size()) - 1; k >= 0; --k) {
-    const Node& n = g.nodes[k];
-    bool needed = n.target >= 0;  // a write into a buffer is visible whether or not it is read
-    for (int o : n.outputs) needed = needed || live_value[o];
-    if (!needed) continue;
-    live[k] = true;
-    for (int i : n.inputs) live_value[i] = true;
-    if (n.target >= 0) live_value[n.target] = true;
-  }
-  return live;
-}
-
-namespace {
-std::string cse_key(const Node& n, const std::vector<int>& remap) {
-  std::string k;
-  auto put = [&](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
-  put(n.op);
-  for (int i : n.inputs) put(remap[i]);
-  put_attrs(n.attrs, true, &k);
-  return k;
-}
-}  // namespace
 
 int root_of(const Graph& g, int v) {
   for (;;) {
@@ -48,72 +25,46 @@ int root_of(const Graph& g, int v) {
   }
 }
 
-void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan) {
-  plan->remap.resize(g.values.size());
-  for (size_t i = 0; i < g.values.size(); ++i) plan->remap[i] = static_cast<int>(i);
-  // Merging two equal values makes them share a buffer. That is only invisible if the buffer is
-  // never written in place, and the program does not see both (as outputs or views of them).
-  std::vector<bool> mutated(g.values.size(), false), escapes(g.values.size(), false);
-  for (const Node& n : g.nodes)
-    if (n.target >= 0) mutated[root_of(g, n.target)] = true;
-  for (int o : g.outputs) escapes[root_of(g, o)] = true;
-  std::map<std::string, int> seen;  // key -> node index
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (!live[k]) continue;
-    const Node& n = g.nodes[k];
-    if (n.target >= 0) {  // values may change under an in-place write: forget what we know
-      seen.clear();
-      plan->order.push_back(static_cast<int>(k));
-      continue;
-    }
-    if (op_def(n.op).cls == OpClass::Random) {
-      // The generator state is an input of the graph, not a constant: two draws that look alike
-      // in the traced call may differ in the next one.
-      plan->order.push_back(static_cast<int>(k));
-      continue;
-    }
-    std::string key = cse_key(n, plan->remap);
-    auto it = seen.find(key);
-    bool is_view = op_def(n.op).cls == OpClass::View;
-    if (it != seen.end() && !is_view) {
-      const Node& first = g.nodes[it->second];
-      int a = root_of(g, first.outputs[0]), b = root_of(g, n.outputs[0]);
-      if (mutated[a] || mutated[b] || (escapes[a] && escapes[b])) {
-        plan->order.push_back(static_cast<int>(k));
-        continue;
-      }
-    }
-    if (it != seen.end()) {
-      const Node& first = g.nodes[it->second];
-      for (size_t o = 0; o < n.outputs.size(); ++o) plan->remap[n.outputs[o]] = first.outputs[o];
-      continue;
-    }
-    seen.emplace(std::move(key), static_cast<int>(k));
-    plan->order.push_back(static_cast<int>(k));
-  }
-}
-
-void plan_releases(const Graph& g, Plan* plan) {
-  std::vector<int> last(g.values.size(), -1);
-  for (size_t i = 0; i < plan->order.size(); ++i) {
-    const Node& n = g.nodes[plan->order[i]];
-    for (int v : n.inputs) last[plan->remap[v]] = static_cast<int>(i);
-    if (n.target >= 0) last[plan->remap[n.target]] = static_cast<int>(i);
-    for (int v : n.outputs) last[plan->remap[v]] = std::max(last[plan->remap[v]], static_cast<int>(i));
-  }
-  for (int o : g.outputs) last[plan->remap[o]] = -1;
-  plan->release.assign(plan->order.size(), {});
-  for (size_t v = 0; v < last.size(); ++v)
-    if (last[v] >= 0 && plan->remap[v] == static_cast<int>(v)) plan->release[last[v]].push_back(static_cast<int>(v));
-}
-
 std::shared_ptr<Plan> compile_plan(const Graph& g) {
+  // The passes, in order; each says what it did in plan->passes (`:graph -v` prints it).
   auto plan = std::make_shared<Plan>();
   plan->nodes_before = g.nodes.size();
   std::vector<bool> live = eliminate_dead_nodes(g);
-  eliminate_common_subexpressions(g, live, plan.get());
-  plan_releases(g, plan.get());
+  size_t kept = static_cast<size_t>(std::count(live.begin(), live.end(), true));
+  plan->passes.push_back(fmt::format("eliminate_dead_nodes: {} -> {} nodes", g.nodes.size(), kept));
+  std::vector<int> order = eliminate_common_subexpressions(g, live, plan.get());
+  plan->passes.push_back(fmt::format("eliminate_common_subexpressions: {} -> {} nodes", kept, order.size()));
+  // fuse_elementwise goes here: it rewrites runs of elementwise kernel steps into one fused step.
+  plan->steps = lower_to_steps(g, order);
+  plan_buffers(g, plan.get());
+  plan->passes.push_back(fmt::format(
+      "plan_buffers: {} free steps",
+      std::count_if(plan->steps.begin(), plan->steps.end(), [](const Step& s) { return s.kind == StepKind::Free; })));
   return plan;
+}
+
+size_t Plan::node_steps() const {
+  return static_cast<size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind != StepKind::Free; }));
+}
+
+std::string print_plan(const Graph& g, const Plan& plan) {
+  std::string out;
+  for (const std::string& p : plan.passes) out += "# " + p + "\n";
+  static const char* kinds[] = {"kernel", "view", "in_place", "free"};
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    std::string what;
+    if (s.kind == StepKind::Free) {
+      for (int v : s.values) what += (what.empty() ? "%" : ", %") + std::to_string(v);
+    } else {
+      what = print_node(g, g.nodes[s.node]);
+      if (size_t hash = what.find("  #"); hash != std::string::npos) what.resize(hash);
+      while (!what.empty() && what.back() == ' ') what.pop_back();
+    }
+    out += fmt::format("step {:>3}  {:<8}  {}\n", i, kinds[static_cast<int>(s.kind)], what);
+  }
+  return out;
 }
 
 namespace {
@@ -185,17 +136,19 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     for (size_t v = 0; v < slots.size(); ++v)
       if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
   };
-  size_t count = plan ? plan->order.size() : g.nodes.size();
+  size_t count = plan ? plan->steps.size() : g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
-    int k = plan ? plan->order[i] : static_cast<int>(i);
+    if (plan && plan->steps[i].kind == StepKind::Free) {
+      for (int v : plan->steps[i].values) slots[v].reset();
+      continue;
+    }
+    int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
       run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
     } catch (const Error& e) {
       fill_merged();
       rethrow_at(g, k, e);
     }
-    if (plan && i < plan->release.size())
-      for (int v : plan->release[i]) slots[v].reset();
   }
   fill_merged();
 }

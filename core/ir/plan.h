@@ -1,35 +1,44 @@
-// Compiling a segment into a plan, and running it with the eager kernels.
+// Plans: what a segment runs as. A plan is a list of steps built by passes (core/ir/passes/), each
+// in its own file and run in a straight line by compile_plan, which logs what each did.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/ir/graph.h"
 
 namespace dyn {
 
-// The executable form of a segment: which nodes run, in order, and which values CSE merged.
-// Fusion and buffer planning slot in here as further passes over the same steps.
+enum class StepKind : uint8_t {
+  Kernel,   // run node's kernel into a fresh buffer
+  View,     // node's output is a view of its input's buffer: no data moves
+  InPlace,  // node writes into its target's buffer
+  Free,     // drop the buffers of `values`: nothing after reads them
+};
+
+struct Step {
+  StepKind kind;
+  int node = -1;            // the graph node it runs (all but Free)
+  std::vector<int> values;  // Free: the value ids released
+};
+
+// The executable form of a segment. Fusion and memory planning are further passes over steps.
 struct Plan {
-  std::vector<int> order;  // node indices, program order
-  std::vector<int> remap;  // value id -> the value that replaces it
-  // release[i]: values no step after order[i] reads; the executor drops them there, so memory is
-  // reused as eagerly as in eager mode instead of held until the segment ends.
-  std::vector<std::vector<int>> release;
+  std::vector<Step> steps;
+  std::vector<int> remap;           // value id -> the value that replaces it (CSE merged them)
+  std::vector<std::string> passes;  // one line per pass: what it changed
   size_t nodes_before = 0;
+  size_t node_steps() const;  // steps that run a node
 };
 
 // The value whose buffer v lives in: views and in-place results share their operand's.
 int root_of(const Graph& g, int v);
 
-// Fills plan->release from the last use of each value (graph outputs are never released).
-void plan_releases(const Graph& g, Plan* plan);
-
-// eliminate_dead_nodes then eliminate_common_subexpressions.
+// Runs the passes over g: eliminate_dead_nodes, eliminate_common_subexpressions, lower_to_steps,
+// plan_buffers.
 std::shared_ptr<Plan> compile_plan(const Graph& g);
-// Keeps nodes that reach an output or write into a buffer (in-place ops).
-std::vector<bool> eliminate_dead_nodes(const Graph& g);
-// Merges nodes with the same op, operands and attributes; in-place ops are barriers.
-void eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan);
+// The steps one per line, after the passes' log ("# eliminate_dead_nodes: 12 -> 9 nodes").
+std::string print_plan(const Graph& g, const Plan& plan);
 
 // What a replayed call supplies instead of the recorded graph's own: its input tensors (by value
 // id) and its random generator state (by node index).

@@ -109,7 +109,7 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   EXPECT_EQ(verify_graph(g), "");
   auto plan = compile_plan(g);
   // b merges into a; c and d are both outputs, so they keep their own buffers (no aliasing).
-  EXPECT_EQ(plan->order.size(), 3u);
+  EXPECT_EQ(plan->node_steps(), 3u);
   EXPECT_EQ(plan->remap[b], a);
   EXPECT_EQ(plan->remap[d], d);
   std::vector<Tensor> slots;
