@@ -21,17 +21,8 @@ size_t itemsize(DType t) {
 }
 
 std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::Int64:
-      return "int64";
-    case DType::Float32:
-      return "float32";
-    case DType::Float64:
-      return "float64";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"bool", "int64", "float32", "float64"};
+  return kNames[static_cast<int>(t)];
 }
 
 bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }

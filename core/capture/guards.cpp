@@ -8,23 +8,9 @@
 namespace dyn {
 
 std::string_view guard_kind_name(GuardKind k) {
-  switch (k) {
-    case GuardKind::TensorInput:
-      return "tensor_input";
-    case GuardKind::Aliasing:
-      return "aliasing";
-    case GuardKind::Op:
-      return "op";
-    case GuardKind::Constant:
-      return "constant";
-    case GuardKind::Branch:
-      return "branch";
-    case GuardKind::GlobalState:
-      return "global_state";
-    case GuardKind::TraceEnd:
-      break;
-  }
-  return "trace_end";
+  static constexpr std::string_view kNames[] = {"tensor_input", "aliasing",     "op",       "constant",
+                                                "branch",       "global_state", "trace_end"};
+  return kNames[static_cast<int>(k)];
 }
 
 std::string GuardFailure::str() const {

@@ -6,41 +6,15 @@
 namespace dyn {
 
 std::string_view event_kind_name(EventKind k) {
-  switch (k) {
-    case EventKind::Compile:
-      return "compile";
-    case EventKind::CacheHit:
-      return "cache_hit";
-    case EventKind::GraphBreak:
-      return "graph_break";
-    case EventKind::GuardFailure:
-      return "guard_failure";
-    case EventKind::Recompile:
-      return "recompile";
-    case EventKind::Fallback:
-      break;
-  }
-  return "fallback";
+  static constexpr std::string_view kNames[] = {"compile",       "cache_hit", "graph_break",
+                                                "guard_failure", "recompile", "fallback"};
+  return kNames[static_cast<int>(k)];
 }
 
 std::string_view break_kind_name(BreakKind k) {
-  switch (k) {
-    case BreakKind::DataDependentBranch:
-      return "data_dependent_branch";
-    case BreakKind::Item:
-      return "item";
-    case BreakKind::ToList:
-      return "tolist";
-    case BreakKind::Numpy:
-      return "numpy";
-    case BreakKind::Print:
-      return "print";
-    case BreakKind::UnsupportedOp:
-      return "unsupported_op";
-    case BreakKind::ExplicitSync:
-      break;
-  }
-  return "explicit_sync";
+  static constexpr std::string_view kNames[] = {"data_dependent_branch", "item",         "tolist", "numpy", "print",
+                                                "unsupported_op",        "explicit_sync"};
+  return kNames[static_cast<int>(k)];
 }
 
 bool parse_entry_id(const std::string& s, std::string* fn, int* entry) {

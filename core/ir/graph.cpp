@@ -34,17 +34,8 @@ std::string meta_str(DType t, const Dims& shape) {
 namespace {
 
 const char* input_kind_name(InputKind k) {
-  switch (k) {
-    case InputKind::Argument:
-      return "argument";
-    case InputKind::Parameter:
-      return "parameter";
-    case InputKind::Materialized:
-      return "from an earlier graph";
-    case InputKind::External:
-      break;
-  }
-  return "global or closure";
+  static constexpr const char* kNames[] = {"argument", "parameter", "global or closure", "from an earlier graph"};
+  return kNames[static_cast<int>(k)];
 }
 
 std::string operands(const Node& n) {

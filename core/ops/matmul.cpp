@@ -15,17 +15,8 @@ using InSpan = std::span<const Tensor>;
 using OutSpan = std::span<Tensor>;
 
 std::string_view c_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::Int64:
-      return "long int";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      break;
-  }
-  return "double";
+  static constexpr std::string_view kNames[] = {"bool", "long int", "float", "double"};
+  return kNames[static_cast<int>(t)];
 }
 
 // Batch shape, M, K, N of a matmul; shapes of the 1-D cases are widened to matrices.

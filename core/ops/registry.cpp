@@ -54,17 +54,8 @@ DType result_type(std::span<const Tensor> ts) {
 }
 
 std::string_view legacy_dtype_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::Int64:
-      return "Long";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      break;
-  }
-  return "Double";
+  static constexpr std::string_view kNames[] = {"Bool", "Long", "Float", "Double"};
+  return kNames[static_cast<int>(t)];
 }
 
 std::string format_scalar(const Scalar& s) {
