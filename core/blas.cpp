@@ -105,20 +105,28 @@ void blas_set_threads(int n) {
   if (blas().set_threads) blas().set_threads(n);
 }
 
+namespace {
+
+// cblas_sgemm and cblas_dgemm differ only in T; without a library the loops above stand in.
+template <typename T, typename Fn>
+void call_gemm(Fn fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T* c, int64_t ldc) {
+  if (!fn) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  fn(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, i(m), i(n), i(k), T(1), a, i(lda), b, i(ldb), T(0), c,
+     i(ldc));
+}
+
+}  // namespace
+
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
           float* c, int64_t ldc) {
-  if (!blas().sgemm) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-  blas().sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
-               static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
-               static_cast<int>(ldc));
+  call_gemm(blas().sgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
           double* c, int64_t ldc) {
-  if (!blas().dgemm) return naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-  blas().dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
-               static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
-               static_cast<int>(ldc));
+  call_gemm(blas().dgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace dyn

@@ -4,9 +4,9 @@
 #include <new>
 #include <vector>
 
+#include "core/api/api.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/api/api.h"
 #include "python/py_common.h"
 
 namespace dyn::py {
@@ -43,26 +43,10 @@ PyObject* translate_exception() {
     PyErr_SetObject(PyExc_SystemExit, code);
     Py_XDECREF(code);
   } catch (const Error& e) {
-    PyObject* type = PyExc_RuntimeError;
-    switch (e.kind()) {
-      case ErrorKind::Value:
-        type = PyExc_ValueError;
-        break;
-      case ErrorKind::Index:
-        type = PyExc_IndexError;
-        break;
-      case ErrorKind::Type:
-        type = PyExc_TypeError;
-        break;
-      case ErrorKind::NotImplemented:
-        type = PyExc_NotImplementedError;
-        break;
-      case ErrorKind::GraphBreak:
-        type = GraphBreakError;
-        break;
-      case ErrorKind::Runtime:
-        break;
-    }
+    // The Python class of each ErrorKind, in its order.
+    PyObject* const* kTypes[] = {&PyExc_RuntimeError, &PyExc_ValueError,          &PyExc_IndexError,
+                                 &PyExc_TypeError,    &PyExc_NotImplementedError, &GraphBreakError};
+    PyObject* type = *kTypes[static_cast<int>(e.kind())];
     PyErr_SetString(type, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_SetString(PyExc_MemoryError, "dyn: out of memory");

@@ -103,14 +103,18 @@ int Interpreter::status_of_pending_error(std::optional<int>* exit_code) {
   return status;
 }
 
-int Interpreter::run_source(const std::string& source, const std::string& filename) {
-  PyObject* code = Py_CompileStringExFlags(source.c_str(), filename.c_str(), Py_file_input, nullptr, -1);
+int Interpreter::run_code(const std::string& source, const char* filename, int mode) {
+  PyObject* code = Py_CompileStringExFlags(source.c_str(), filename, mode, nullptr, -1);
   if (!code) return status_of_pending_error();
   PyObject* result = PyEval_EvalCode(code, main_dict(), main_dict());
   Py_DECREF(code);
   if (!result) return status_of_pending_error();
   Py_DECREF(result);
   return 0;
+}
+
+int Interpreter::run_source(const std::string& source, const std::string& filename) {
+  return run_code(source, filename.c_str(), Py_file_input);
 }
 
 int Interpreter::run_file(const std::string& path) {
@@ -131,13 +135,7 @@ int Interpreter::run_file(const std::string& path) {
 
 int Interpreter::run_line(const std::string& line) {
   // 'single' mode echoes an expression's value through sys.displayhook, as the Python REPL does.
-  PyObject* code = Py_CompileStringExFlags(line.c_str(), "<exec>", Py_single_input, nullptr, -1);
-  if (!code) return status_of_pending_error();
-  PyObject* result = PyEval_EvalCode(code, main_dict(), main_dict());
-  Py_DECREF(code);
-  if (!result) return status_of_pending_error();
-  Py_DECREF(result);
-  return 0;
+  return run_code(line, "<exec>", Py_single_input);
 }
 
 namespace {

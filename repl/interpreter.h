@@ -47,6 +47,8 @@ class Interpreter {
   bool error_pending() const;
 
  private:
+  // mode is Py_file_input or Py_single_input (which echoes an expression's value).
+  int run_code(const std::string& source, const char* filename, int mode);
   int status_of_pending_error(std::optional<int>* exit_code = nullptr);
   bool finalized_ = false;
   struct Namespace {

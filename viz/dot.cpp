@@ -28,15 +28,18 @@ std::string dot_escape(const std::string& s) {
 
 namespace {
 
-void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, const std::string& indent) {
-  const Graph& g = r.graph;
-  static const char* kinds[] = {"argument", "parameter", "global/closure", "from earlier graph"};
+void emit_inputs(std::string& out, const Graph& g, const std::string& p, const std::string& indent) {
   for (int id : g.inputs) {
     const Value& v = g.values[id];
     std::string name = v.input_name.empty() ? fmt::format("%{}", id) : v.input_name;
     out += fmt::format("{}{}v{} [shape=ellipse, label=\"{}\\n{}\\n{}\"];\n", indent, p, id, dot_escape(name),
-                       meta_str(v.dtype, v.shape), kinds[static_cast<int>(v.input_kind)]);
+                       meta_str(v.dtype, v.shape), input_kind_name(v.input_kind));
   }
+}
+
+void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, const std::string& indent) {
+  const Graph& g = r.graph;
+  emit_inputs(out, g, p, indent);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     const Value& o = g.values[n.outputs[0]];
@@ -102,13 +105,7 @@ void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::stri
       ++j;
     }
   }
-  static const char* kinds[] = {"argument", "parameter", "global/closure", "from earlier graph"};
-  for (int id : b.inputs) {
-    const Value& v = b.values[id];
-    std::string name = v.input_name.empty() ? fmt::format("%{}", id) : v.input_name;
-    out += fmt::format("{}{}v{} [shape=ellipse, label=\"{}\\n{}\\n{}\"];\n", indent, p, id, dot_escape(name),
-                       meta_str(v.dtype, v.shape), kinds[static_cast<int>(v.input_kind)]);
-  }
+  emit_inputs(out, b, p, indent);
   for (size_t k = 0; k < m; ++k) {
     const Node& nb = b.nodes[k];
     std::string sig = signature(b, nb);

@@ -182,6 +182,10 @@ class Capture {
   // The call raised before its new entry existed: its recompile event is taken back.
   void retract_recompile();
   void register_entry();
+  // A call that failed keeps nothing: its lazy tensors are poisoned and its new graphs unlisted.
+  void discard_results();
+  // Leaves the region: pending writes are settled, the time is counted and the capture deleted.
+  static void close(Capture* c);
 
   void adopt_live(const Graph& g, std::vector<Tensor>& slots);
   // bound_ holds a slot for every value of every candidate's current segment.

@@ -67,29 +67,20 @@ Event Capture::event(EventKind kind, int entry, SourceStack where) const {
 }
 
 void Capture::emit(Event e) {
+  // The counter each kind bumps, in EventKind order. Compiles are counted where a plan is
+  // compiled instead: an entry may reuse one.
+  static constexpr int64_t Counters::*kCounted[] = {nullptr,
+                                                    &Counters::cache_hits,
+                                                    &Counters::graph_breaks,
+                                                    &Counters::guard_failures,
+                                                    &Counters::recompiles,
+                                                    &Counters::fallbacks};
   CaptureLog& log = CaptureLog::get();
-  Counters& c = log.counters();
-  switch (e.kind) {
-    case EventKind::CacheHit:
-      c.cache_hits++;
-      log.add_coalesced(std::move(e));
-      return;
-    case EventKind::GraphBreak:
-      c.graph_breaks++;
-      break;
-    case EventKind::GuardFailure:
-      c.guard_failures++;
-      break;
-    case EventKind::Recompile:
-      c.recompiles++;
-      break;
-    case EventKind::Fallback:
-      c.fallbacks++;
-      break;
-    case EventKind::Compile:
-      break;  // counted where a plan is compiled: an entry may reuse one
-  }
-  log.add(std::move(e));
+  if (auto field = kCounted[static_cast<int>(e.kind)]) ++(log.counters().*field);
+  if (e.kind == EventKind::CacheHit)
+    log.add_coalesced(std::move(e));
+  else
+    log.add(std::move(e));
 }
 
 // The moment a call stops matching every entry (or a re-created function starts afresh), it

@@ -111,17 +111,26 @@ void poison(TensorImpl* p) {
 
 }  // namespace
 
+void Capture::discard_results() {
+  for (auto& [p, v] : lazies_) poison(p);
+  lazies_.clear();
+  for (const std::string& id : new_graph_ids_) CaptureLog::get().remove_graph(id);
+  new_graph_ids_.clear();
+}
+
+void Capture::close(Capture* c) {
+  CaptureLog& log = CaptureLog::get();
+  for (Storage* s : c->pending_) s->pending_writes = false;
+  active_ = nullptr;
+  double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+  (c->replaying() ? log.counters().replay_s : log.counters().trace_s) += own;
+  --live_;
+  delete c;
+}
+
 void Capture::end() {
   Capture* c = active_;
   CaptureLog& log = CaptureLog::get();
-  auto finish = [&] {
-    for (Storage* s : c->pending_) s->pending_writes = false;
-    active_ = nullptr;
-    double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
-    (c->replaying() ? log.counters().replay_s : log.counters().trace_s) += own;
-    --live_;
-    delete c;
-  };
   try {
     if (c->replaying()) c->replay_sync(true, BreakKind::ExplicitSync, SourceStack{}, Observation{});
     if (c->replaying()) {
@@ -137,20 +146,17 @@ void Capture::end() {
       c->register_entry();
     }
   } catch (...) {
-    for (auto& [p, v] : c->lazies_) poison(p);
-    c->lazies_.clear();
-    for (const std::string& id : c->new_graph_ids_) log.remove_graph(id);
+    c->discard_results();
     c->retract_recompile();
-    finish();
+    close(c);
     throw;
   }
-  finish();
+  close(c);
 }
 
 void Capture::abort() {
   Capture* c = active_;
   if (!c) return;
-  CaptureLog& log = CaptureLog::get();
   try {
     if (c->replaying()) {
       c->new_entry_ = -2;  // nothing this call recorded is kept
@@ -159,15 +165,10 @@ void Capture::abort() {
     c->run_segment(false, nullptr, nullptr);
     c->retract_recompile();
   } catch (...) {
-    for (auto& [p, v] : c->lazies_) poison(p);
-    c->lazies_.clear();
+    c->discard_results();
   }
-  for (const std::string& id : c->new_graph_ids_) log.remove_graph(id);
-  for (Storage* s : c->pending_) s->pending_writes = false;
-  active_ = nullptr;
-  log.counters().trace_s += std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
-  --live_;
-  delete c;
+  for (const std::string& id : c->new_graph_ids_) CaptureLog::get().remove_graph(id);
+  close(c);
 }
 
 void Capture::note_grad_change(const TensorImpl* leaf, std::function<void()> restore) {

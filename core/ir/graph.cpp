@@ -31,12 +31,12 @@ std::string meta_str(DType t, const Dims& shape) {
   return s + "]";
 }
 
-namespace {
-
 const char* input_kind_name(InputKind k) {
   static constexpr const char* kNames[] = {"argument", "parameter", "global or closure", "from an earlier graph"};
   return kNames[static_cast<int>(k)];
 }
+
+namespace {
 
 std::string operands(const Node& n) {
   std::string s;

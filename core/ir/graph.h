@@ -50,6 +50,8 @@ std::string print_graph(const Graph& g, bool verbose = false);
 std::string print_node(const Graph& g, const Node& n, bool verbose = false);
 // "f32[4, 8]"
 std::string meta_str(DType t, const Dims& shape);
+// "argument", "global or closure", ...: the words :graph and the pictures use for an input.
+const char* input_kind_name(InputKind k);
 // Checks SSA form, operand ranges and that each node's recorded outputs match re-inference.
 // Returns an empty string when the graph is well formed, else what is wrong.
 std::string verify_graph(const Graph& g);

@@ -46,17 +46,11 @@ def _event(e):
 class Node:
     """One op of a captured graph."""
 
+    _FIELDS = ("op", "dtype", "shape", "file", "line", "source", "stack", "inputs", "outputs", "args")
+
     def __init__(self, d):
-        self.op = d["op"]
-        self.dtype = d["dtype"]
-        self.shape = d["shape"]
-        self.file = d["file"]
-        self.line = d["line"]
-        self.source = d["source"]
-        self.stack = d["stack"]
-        self.inputs = d["inputs"]
-        self.outputs = d["outputs"]
-        self.args = d["args"]
+        for k in self._FIELDS:
+            setattr(self, k, d[k])
         self._text = d["text"]
 
     def __repr__(self):
@@ -66,14 +60,12 @@ class Node:
 class Graph:
     """A captured graph (one segment of one cache entry): id reads FN[ENTRY].SEGMENT."""
 
+    _FIELDS = ("id", "fn", "entry", "segment", "calls", "inputs")
+
     def __init__(self, d):
-        self.id = d["id"]
-        self.fn = d["fn"]
-        self.entry = d["entry"]
-        self.segment = d["segment"]
-        self.calls = d["calls"]
+        for k in self._FIELDS:
+            setattr(self, k, d[k])
         self.nodes = [Node(n) for n in d["nodes"]]
-        self.inputs = d["inputs"]
         self._text = d["text"]
         self._text_verbose = d["text_verbose"]
 
