@@ -37,6 +37,16 @@ uint64_t initial_seed() {
   return g_state.seed;
 }
 
+GeneratorState rng_state() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return g_state;
+}
+
+void set_rng_state(GeneratorState s) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  g_state = s;
+}
+
 GeneratorState reserve_random(uint64_t nblocks) {
   std::lock_guard<std::mutex> lk(g_mu);
   GeneratorState s = g_state;

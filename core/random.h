@@ -17,6 +17,9 @@ struct GeneratorState {
 };
 void manual_seed(uint64_t seed);
 uint64_t initial_seed();
+// The whole state, to run a draw on another generator's state (torch.Generator) and come back.
+GeneratorState rng_state();
+void set_rng_state(GeneratorState s);
 // Reserves the blocks a draw of n elements consumes; returns (seed, first block).
 GeneratorState reserve_random(uint64_t nblocks);
 // Philox blocks one element of `dtype` from op rand/randn/randint consumes, times n, rounded up.

@@ -62,6 +62,7 @@ using Args = PyObject* const*;
 struct CreationKw {
   std::optional<DType> dtype;
   bool requires_grad = false;
+  PyObject* generator = nullptr;  // borrowed
 };
 
 CreationKw creation_kw(const char* fn, Args args, Py_ssize_t nargs, PyObject* kw) {
@@ -75,7 +76,13 @@ CreationKw creation_kw(const char* fn, Args args, Py_ssize_t nargs, PyObject* kw
     else if (PyUnicode_CompareWithASCIIString(name, "requires_grad") == 0)
       c.requires_grad = bool_arg(fn, "requires_grad", v, false);
     else if (PyUnicode_CompareWithASCIIString(name, "device") == 0)
-      continue;
+      check_device(fn, v);
+    else if (PyUnicode_CompareWithASCIIString(name, "generator") == 0)
+      c.generator = v;
+    else if (PyUnicode_CompareWithASCIIString(name, "pin_memory") == 0 ||
+             PyUnicode_CompareWithASCIIString(name, "layout") == 0 ||
+             PyUnicode_CompareWithASCIIString(name, "memory_format") == 0)
+      continue;  // meaningless on the CPU with dense tensors only
     else
       throw_type_error(fmt::format("{}() got an unexpected keyword argument '{}'", fn, PyUnicode_AsUTF8(name)));
   }
@@ -104,8 +111,9 @@ DYN_FAST(f_fill) {
 
 DYN_FAST(f_full) {
   DYN_TRY
-  PyObject* a[4];
-  parse_args("full", args, nargs, kw, {"size", "fill_value", "dtype", "requires_grad"}, 2, a);
+  PyObject* a[5];
+  parse_args("full", args, nargs, kw, {"size", "fill_value", "dtype", "requires_grad", "device"}, 2, a);
+  check_device("full", a[4]);
   Scalar v = scalar_arg("full", "fill_value", a[1]);
   CreationKw c;
   c.dtype = dtype_arg("full", a[2]);
@@ -122,14 +130,18 @@ DYN_FAST(f_random) {
   CreationKw c = creation_kw(fn, args, nargs, kw);
   Dims shape = creation_shape(fn, args, nargs);
   DType d = c.dtype.value_or(default_float_dtype());
+  GeneratorScope g(fn, c.generator);
   return finish(Kind == 0 ? ops::rand(shape, d) : ops::randn(shape, d), c);
   DYN_CATCH
 }
 
 DYN_FAST(f_randint) {
   DYN_TRY
-  PyObject* a[5];
-  parse_args("randint", args, nargs, kw, {"low", "high", "size", "dtype", "requires_grad"}, 2, a);
+  PyObject* a[7];
+  parse_args("randint", args, nargs, kw, {"low", "high", "size", "dtype", "requires_grad", "device", "generator"}, 2,
+             a);
+  check_device("randint", a[5]);
+  GeneratorScope g("randint", a[6]);
   int64_t low = 0, high;
   PyObject* size;
   if (!a[2]) {  // randint(high, size)
@@ -157,6 +169,7 @@ DYN_FAST(f_arange) {
     end = scalar_arg("arange", "end", a[1]);
   }
   if (a[2]) step = scalar_arg("arange", "step", a[2]);
+  check_device("arange", a[5]);
   CreationKw c;
   c.requires_grad = bool_arg("arange", "requires_grad", a[4], false);
   return finish(ops::arange(start, end, step, dtype_arg("arange", a[3])), c);
@@ -169,11 +182,12 @@ DYN_FAST(f_like) {
   DYN_TRY
   static const char* names[] = {"zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like"};
   const char* fn = names[Kind];
-  PyObject* a[4];
+  PyObject* a[5];
   if (Kind == 5)
-    parse_args(fn, args, nargs, kw, {"input", "fill_value", "dtype", "requires_grad"}, 2, a);
+    parse_args(fn, args, nargs, kw, {"input", "fill_value", "dtype", "requires_grad", "device"}, 2, a);
   else
-    parse_args(fn, args, nargs, kw, {"input", "dtype", "requires_grad"}, 1, a);
+    parse_args(fn, args, nargs, kw, {"input", "dtype", "requires_grad", "device"}, 1, a);
+  check_device(fn, Kind == 5 ? a[4] : a[3]);
   const Tensor& like = tensor_arg(fn, "input", a[0]);
   PyObject* dt = Kind == 5 ? a[2] : a[1];
   PyObject* rg = Kind == 5 ? a[3] : a[2];
@@ -209,6 +223,7 @@ DYN_FAST(f_tensor) {
   DYN_TRY
   PyObject* a[4];
   parse_args("tensor", args, nargs, kw, {"data", "dtype", "requires_grad", "device"}, 1, a);
+  check_device("tensor", a[3]);
   CreationKw c;
   c.requires_grad = bool_arg("tensor", "requires_grad", a[2], false);
   return finish(tensor_from_data(a[0], dtype_arg("tensor", a[1])), c);
@@ -479,6 +494,7 @@ PyMODINIT_FUNC PyInit__dyn() {
   PyModule_AddObject(m, "max_return_type", reinterpret_cast<PyObject*>(MaxReturnType));
   if (!init_tensor_type(m)) return nullptr;
   if (!init_capture(m)) return nullptr;
+  if (!init_compat(m)) return nullptr;
   PyModule_AddStringConstant(m, "__version__", "0.1.0");
   return m;
 }

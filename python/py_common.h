@@ -31,6 +31,7 @@ extern PyTypeObject* MaxReturnType;  // dyn.return_types.max / min: (values, ind
 
 bool init_tensor_type(PyObject* module);
 bool init_capture(PyObject* module);
+bool init_compat(PyObject* module);
 extern PyObject* GraphBreakError;
 // Whether a code file belongs to the dyn package (its frames are not the user's).
 bool is_library_file(const char* filename);
@@ -66,6 +67,24 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype);
 // A tensor sharing the memory of a numpy array (or any buffer).
 Tensor tensor_from_buffer(PyObject* obj);
 PyObject* tensor_to_list(const Tensor& t);
+
+// device=: None, "cpu", "xla" (torch_xla maps onto dyn) or a dyn.device; anything else (cuda,
+// mps) raises a RuntimeError that says dyn runs on the CPU.
+void check_device(const char* fn, PyObject* o);
+
+// generator=: while alive, draws use the generator's state (its _seed and _offset attributes),
+// which gets the advanced offset back; None leaves the default generator in place.
+class GeneratorScope {
+ public:
+  GeneratorScope(const char* fn, PyObject* generator);
+  ~GeneratorScope();
+  GeneratorScope(const GeneratorScope&) = delete;
+  GeneratorScope& operator=(const GeneratorScope&) = delete;
+
+ private:
+  PyObject* gen_ = nullptr;
+  uint64_t saved_seed_ = 0, saved_offset_ = 0;
+};
 
 }  // namespace dyn::py
 

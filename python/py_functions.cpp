@@ -404,13 +404,19 @@ DYN_FAST(m_index_select) {
 
 DYN_FAST(m_to) {
   DYN_TRY
-  PyObject* a[2];
-  parse_args("to", args, nargs, kw, {"dtype", "device"}, 0, a);
+  // to(dtype), to(device), to(device, dtype), to(other), with non_blocking= and copy= as PyTorch.
+  PyObject* a[5];
+  parse_args("to", args, nargs, kw, {"dtype", "device", "non_blocking", "copy", "memory_format"}, 0, a);
   PyObject* d = a[0];
-  if (d && PyUnicode_Check(d)) {  // .to("cpu")
-    DYN_CHECK(PyUnicode_CompareWithASCIIString(d, "cpu") == 0, ErrorKind::Runtime,
-              "dyn runs on the CPU only; got device '{}'", PyUnicode_AsUTF8(d));
-    d = nullptr;
+  if (d && d != Py_None && !is_tensor(d) && Py_TYPE(d) != &DTypeType) {  // a device first
+    check_device("to", d);
+    d = a[1] && Py_TYPE(a[1]) == &DTypeType ? a[1] : nullptr;
+  } else {
+    check_device("to", a[1]);
+  }
+  if (a[3] && PyObject_IsTrue(a[3])) {
+    std::optional<DType> want = d && is_tensor(d) ? std::optional<DType>(unwrap(d).dtype()) : dtype_arg("to", d);
+    return wrap(ops::to_dtype(ops::clone(T(self)), want.value_or(T(self).dtype())));
   }
   // No change asked for: the tensor itself, as in PyTorch (in-place edits of the result reach it).
   auto same = [&] {

@@ -315,6 +315,23 @@ Tensor scatter_add(const Tensor& base, int64_t dim, const Tensor& idx, const Ten
   return run(OpId::scatter_add, {base, idx, src}, with_dim(dim));
 }
 
+Tensor scatter(const Tensor& base, int64_t dim, const Tensor& idx, const Tensor& src) {
+  return run(OpId::scatter, {base, idx, src}, with_dim(dim));
+}
+
+Tensor cumsum(const Tensor& a, int64_t dim, bool reverse) {
+  Attrs at = with_dim(dim);
+  at.reverse = reverse;
+  return run(OpId::cumsum, {a}, at);
+}
+
+std::pair<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending) {
+  Attrs at = with_dim(dim);
+  at.reverse = descending;
+  Tensor in[] = {a};
+  return dispatch2(OpId::sort, in, at);
+}
+
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   return dispatch(OpId::cat, std::span<const Tensor>(ts.data(), ts.size()), with_dim(dim));
 }

@@ -69,6 +69,12 @@ Tensor masked_select(const Tensor& a, const Tensor& mask);
 Tensor index_add(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src);
 // base with src[p] added at p with p[dim] replaced by index[p], for every p of index, in order.
 Tensor scatter_add(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src);
+// A copy of base with src written at index along dim (torch.scatter; the last write wins).
+Tensor scatter(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src);
+// Running sum along dim (from the end when reverse); integers and bools sum as int64.
+Tensor cumsum(const Tensor& a, int64_t dim, bool reverse = false);
+// Stable sort along dim: values and their int64 indices into the input.
+std::pair<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending);
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 

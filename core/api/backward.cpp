@@ -88,7 +88,10 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     std::vector<Tensor> gin(n->inputs.size());
     bool any = false;
     for (const Tensor& g : gout) any = any || g.defined();
-    if (any) derivative_of(n->op).fn(*n, gout, &gin);
+    if (any && n->custom)
+      n->custom(gout, &gin);
+    else if (any)
+      derivative_of(n->op).fn(*n, gout, &gin);
     for (size_t i = 0; i < n->next.size(); ++i) {
       const GradEdge& e = n->next[i];
       if (!e.node) continue;

@@ -306,6 +306,22 @@ void d_scatter_add(const GradNode& n, GradOut g, GradIn in) {
   (*in)[0] = g[0];
   (*in)[2] = ops::gather(g[0], n.attrs.dim, n.inputs[1]);
 }
+void d_scatter(const GradNode& n, GradOut g, GradIn in) {
+  // The written places take nothing from base; src's gradient is read back from them.
+  (*in)[0] = ops::scatter(g[0], n.attrs.dim, n.inputs[1], zeros_like(n.inputs[2]));
+  (*in)[2] = ops::gather(g[0], n.attrs.dim, n.inputs[1]);
+}
+void d_cumsum(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = ops::cumsum(g[0], n.attrs.dim, !n.attrs.reverse); }
+void d_sort(const GradNode& n, GradOut g, GradIn in) {
+  if (!g[0].defined()) return;
+  // Each value goes back to where it came from: outputs[1] holds the indices.
+  const Tensor& x = n.inputs[0];
+  if (x.ndim() == 0) {
+    (*in)[0] = g[0];
+    return;
+  }
+  (*in)[0] = ops::scatter(zeros_like(x), n.attrs.dim, n.outputs[1], ops::contiguous(g[0]));
+}
 void d_cat(const GradNode& n, GradOut g, GradIn in) {
   int dim = -1;
   int64_t at = 0;

@@ -48,6 +48,7 @@ AutogradMeta::~AutogradMeta() {
 
 std::string GradNode::name() const {
   if (accumulates) return "AccumulateGrad";
+  if (custom) return custom_name;
   return camel(op_name(op)) + "Backward0";
 }
 
@@ -168,16 +169,11 @@ void check_saved_versions(const GradNode& n) {
   if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, "output", 0);
 }
 
-void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
-  bool any = false;
-  for (const Tensor& t : in) any = any || requires_grad(t);
-  if (!any) return;
-  const Derivative& d = derivative_of(op);
-  if (!d.fn) return;  // outputs without a derivative (comparisons, indices) do not require grad
-  auto node = std::make_shared<GradNode>();
-  node->op = op;
-  node->attrs = a;
-  uint32_t saved = saved_inputs(op, a, in.size());
+namespace {
+
+// The edges from a new node to where its inputs' gradients go, and its outputs' grad_fn.
+void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in, uint32_t saved,
+               std::span<const Tensor> out) {
   for (const Tensor& t : in) {
     // Inputs are kept as they are: they never point back to this node (only outputs could, through
     // their grad_fn, which is why outputs are saved as detached aliases). The same handle also
@@ -199,16 +195,45 @@ void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   }
   for (size_t i = 0; i < out.size(); ++i) {
     const Tensor& o = out[i];
-    if (!is_floating(o.dtype())) continue;  // integer outputs (argmax indices) carry no gradient
-    node->outputs.push_back(detach(o));
+    node->outputs.push_back(detach(o));     // integer outputs too: sort's derivative reads its indices
+    if (!is_floating(o.dtype())) continue;  // they carry no gradient
     o.impl()->requires_grad_ = true;
     AutogradMeta& m = meta(o);
     m.grad_fn = node;
     m.output = static_cast<int>(i);
   }
-  if (node->outputs.size() < out.size())  // keep output positions aligned for multi-output ops
-    node->outputs.resize(out.size());
+}
+
+}  // namespace
+
+void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
+  bool any = false;
+  for (const Tensor& t : in) any = any || requires_grad(t);
+  if (!any) return;
+  const Derivative& d = derivative_of(op);
+  if (!d.fn) return;  // outputs without a derivative (comparisons, indices) do not require grad
+  auto node = std::make_shared<GradNode>();
+  node->op = op;
+  node->attrs = a;
+  link_node(node, in, saved_inputs(op, a, in.size()), out);
   if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
+}
+
+bool record_custom_grad(std::span<const Tensor> in, std::span<const Tensor> out, std::string name,
+                        CustomBackward backward) {
+  bool any = false;
+  for (const Tensor& t : in) any = any || requires_grad(t);
+  if (!any || !grad_enabled()) return false;
+  for (const Tensor& o : out)
+    DYN_CHECK(!o.impl()->autograd_ || !o.impl()->autograd_->grad_fn, ErrorKind::Runtime,
+              "{}: an output of forward() already has a grad_fn; compute outputs from the inputs inside forward()",
+              name);
+  auto node = std::make_shared<GradNode>();
+  node->op = OpId::cast;
+  node->custom = std::move(backward);
+  node->custom_name = std::move(name);
+  link_node(node, in, 0, out);
+  return true;
 }
 
 }  // namespace dyn

@@ -2,7 +2,9 @@
 // record_grad). The other half, backward() and the derivatives, issues ordinary ops and so lives
 // above dispatch, in core/api/. See Note [autograd].
 #pragma once
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/grad_mode.h"
@@ -33,7 +35,10 @@ struct GradNode {
   // AutogradMeta; owning it back would leak every leaf): cleared when the leaf dies.
   TensorImpl* leaf = nullptr;
   bool accumulates = false;
-  bool released = false;     // saved values freed by a backward without retain_graph
+  bool released = false;  // saved values freed by a backward without retain_graph
+  // A derivative written by the user (torch.autograd.Function): used instead of the op's.
+  std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)> custom;
+  std::string custom_name;
   std::string name() const;  // "MulBackward0", "AccumulateGrad"
 };
 
@@ -56,6 +61,11 @@ void set_requires_grad(const Tensor& t, bool on);  // user error on a non-leaf o
 // Called by dispatch after an op ran (or was recorded): links outputs to a new grad node when
 // grad mode is on and an input requires grad.
 void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out);
+// Links outputs (computed without recording) to one node whose derivative is `backward`
+// (torch.autograd.Function). Returns false when no input requires grad or grad mode is off.
+using CustomBackward = std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)>;
+bool record_custom_grad(std::span<const Tensor> in, std::span<const Tensor> out, std::string name,
+                        CustomBackward backward);
 // In-place ops and autograd: allowed under no_grad, or when nothing involved requires grad.
 void check_inplace_grad(const Tensor& self, std::span<const Tensor> in);
 

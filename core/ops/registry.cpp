@@ -26,6 +26,7 @@ struct Table {
     register_reduce_ops(rows);
     register_shape_ops(rows);
     register_matmul_ops(rows);
+    register_scan_ops(rows);
   }
 };
 
@@ -123,6 +124,9 @@ std::string format_attrs(OpId op, const Attrs& a) {
     case OpClass::Gather:
     case OpClass::Join:
       return fmt::format("dim={}", a.dim);
+    case OpClass::Scan:
+      if (!a.reverse) return fmt::format("dim={}", a.dim);
+      return fmt::format("dim={}, {}", a.dim, op == OpId::sort ? "descending=True" : "reverse=True");
     default:
       return {};
   }

@@ -32,7 +32,8 @@ enum class OpClass : uint8_t {
   View,
   Gather,
   DataDependent,
-  Join
+  Join,
+  Scan
 };
 
 // How an op's result dtype follows from its inputs (the dtype column of ops.def).
@@ -90,6 +91,7 @@ struct Attrs {
   ScalarSide side = ScalarSide::None;  // binary
   bool keepdim = false;
   bool has_lo = false, has_hi = false;  // clamp; argmax: has_lo = dim given
+  bool reverse = false;                 // cumsum: from the end; sort: descending
 };
 
 // Every field of Attrs once, for the code that must treat them all alike (equality for replay,
@@ -100,7 +102,7 @@ struct Attrs {
   X(scalar, false) X(scalar2, false) X(scalar3, false)                          \
   X(dims, false) X(dim, false) X(i0, false) X(i1, false) X(i2, false)           \
   X(seed, true) X(offset, true)                                                 \
-  X(dtype, false) X(side, false) X(keepdim, false) X(has_lo, false) X(has_hi, false)
+  X(dtype, false) X(side, false) X(keepdim, false) X(has_lo, false) X(has_hi, false) X(reverse, false)
 // clang-format on
 
 // Calls f(name, a.field, b.field, is_rng) for every field of two attribute sets.
@@ -175,5 +177,6 @@ void register_elementwise_ops(OpDef* table);
 void register_reduce_ops(OpDef* table);
 void register_shape_ops(OpDef* table);
 void register_matmul_ops(OpDef* table);
+void register_scan_ops(OpDef* table);
 
 }  // namespace dyn

@@ -385,19 +385,26 @@ void kernel_index_add(InSpan in, const Attrs& a, OutSpan out) {
   });
 }
 
-void infer_scatter_add(InSpan in, const Attrs& a, OutMeta* m) {
+// scatter_add adds src into a copy of base at the indexed places; scatter writes it there.
+template <OpId Op>
+void infer_scatter(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& base = in[0];
-  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Runtime, "scatter_add(): Expected dtype int64 for index");
-  DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime,
-            "scatter_add(): index and src must have the same shape");
+  std::string_view name = op_name(Op);
+  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Runtime, "{}(): Expected dtype int64 for index", name);
+  DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime, "{}(): index {} and src {} must have the same shape",
+            name, dims_str(in[1].shape()), dims_str(in[2].shape()));
   DYN_CHECK(in[1].ndim() == base.ndim(), ErrorKind::Runtime,
             "Index tensor must have the same number of dimensions as self tensor");
+  DYN_CHECK(in[2].dtype() == base.dtype(), ErrorKind::Runtime,
+            "{}(): Expected self.dtype to be equal to src.dtype (got {} and {})", name, dtype_name(base.dtype()),
+            dtype_name(in[2].dtype()));
   wrap_dim(a.dim, base.ndim());
   m->dtype = base.dtype();
   m->shape = base.shape();
 }
 
-void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
+template <OpId Op>
+void kernel_scatter(InSpan in, const Attrs& a, OutSpan out) {
   const Tensor& base = in[0];
   int nd = base.ndim();
   int d = wrap_dim(a.dim, nd);
@@ -407,7 +414,7 @@ void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
   const Dims& shape = in[1].shape();
   visit_dtype(base.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
+    if constexpr (Op == OpId::scatter || !std::is_same_v<T, bool>) {
       T* o = out[0].data<T>();
       const T* s = src.data<T>();
       const Dims& st = out[0].strides();
@@ -415,7 +422,10 @@ void kernel_scatter_add(InSpan in, const Attrs& a, OutSpan out) {
       for (size_t k = 0; k < idx.size(); ++k) {
         int64_t off = 0;
         for (int i = 0; i < nd; ++i) off += (i == d ? idx[k] : pos[i]) * st[i];
-        o[off] += s[k];
+        if constexpr (Op == OpId::scatter)
+          o[off] = s[k];
+        else
+          o[off] += s[k];
         for (int i = nd - 1; i >= 0 && ++pos[i] == shape[i]; --i) pos[i] = 0;
       }
     }
@@ -451,8 +461,9 @@ void register_shape_ops(OpDef* t) {
   set(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
   set(t, OpId::cat, infer_cat, kernel_cat);
   set(t, OpId::index_add, infer_index_add, kernel_index_add);
-  set(t, OpId::scatter_add, infer_scatter_add, kernel_scatter_add);
-  for (OpId op : {OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add})
+  set(t, OpId::scatter_add, infer_scatter<OpId::scatter_add>, kernel_scatter<OpId::scatter_add>);
+  set(t, OpId::scatter, infer_scatter<OpId::scatter>, kernel_scatter<OpId::scatter>);
+  for (OpId op : {OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add, OpId::scatter})
     t[static_cast<int>(op)].check_values = check_index_values;
 }
 
