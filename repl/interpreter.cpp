@@ -65,6 +65,14 @@ Interpreter::Interpreter(const std::string& program, const std::vector<std::stri
 
 Interpreter::~Interpreter() { finalize(); }
 
+void Interpreter::map_torch_to_dyn() {
+  PyObject* m = PyImport_ImportModule("dyn._torch_finder");
+  PyObject* r = m ? PyObject_CallMethod(m, "install", nullptr) : nullptr;
+  if (!r) PyErr_Print();
+  Py_XDECREF(r);
+  Py_XDECREF(m);
+}
+
 int Interpreter::finalize() {
   if (finalized_) return 0;
   finalized_ = true;

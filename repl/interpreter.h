@@ -17,6 +17,8 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
+  // `import torch` (torchvision, torch_xla) gives dyn from now on; a failure is printed, not fatal.
+  void map_torch_to_dyn();
   // Each returns an exit status as python would: 0, 1 after printing a traceback, or SystemExit's code.
   int run_file(const std::string& path);
   int run_source(const std::string& code, const std::string& filename);

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   bool tty = isatty(0) && isatty(1);
   bool color = !opt.no_color && !std::getenv("NO_COLOR") && isatty(1);
   Interpreter py(argv[0], sys_argv, path0);
+  if (!opt.real_torch) py.map_torch_to_dyn();
   Session session(py, isatty(0), color);
   try {
     for (const auto& b : opt.breaks) session.add_breakpoint(b, "");

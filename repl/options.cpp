@@ -17,6 +17,7 @@ po::options_description describe() {
                   "run one line (Python) after the script; repeatable")(
       "interactive,i", "open the REPL after the script even when stdin is not a TTY")(
       "batch", "never open the REPL; exit after the script and the -e lines")("no-color", "plain output")(
+      "real-torch", "let `import torch` load the installed PyTorch instead of dyn")(
       "events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")(
       "dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")(
       "report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")(
@@ -88,6 +89,7 @@ Options parse_options(int argc, char** argv) {
   o.interactive = vm.count("interactive") > 0;
   o.batch = vm.count("batch") > 0;
   o.no_color = vm.count("no-color") > 0;
+  o.real_torch = vm.count("real-torch") > 0;
   o.help = vm.count("help") > 0;
   o.version = vm.count("version") > 0;
   if (o.interactive && o.batch) throw std::invalid_argument("options -i and --batch contradict each other");

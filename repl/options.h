@@ -18,6 +18,7 @@ struct Options {
   bool interactive = false;            // -i
   bool batch = false;                  // --batch
   bool no_color = false;
+  bool real_torch = false;  // --real-torch: `import torch` is not mapped onto dyn
   bool help = false, version = false;
 };
 

@@ -12,14 +12,50 @@ from _dyn import (  # noqa: F401
 float = float32
 double = float64
 long = int64
+# dyn has one integer dtype: PyTorch's int and int32 map onto it (values agree unless they overflow 32 bits).
+int = int32 = int64
 dtype = type(float32)
+
+
+class _UnsupportedDType:
+    """A PyTorch dtype dyn does not have: naming it works, using it raises a TypeError."""
+
+    def __init__(self, name, instead):
+        self._name, self._instead = name, instead
+
+    def __repr__(self):
+        return f"dyn.{self._name} (not supported by dyn)"
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise TypeError(f"dyn has no {self._name} dtype; use {self._instead}")
+
+    @property
+    def is_floating_point(self):
+        return self._name.startswith(("float", "bfloat", "half"))
+
+
+half = float16 = _UnsupportedDType("float16", "dyn.float32")
+bfloat16 = _UnsupportedDType("bfloat16", "dyn.float32")
+uint8 = _UnsupportedDType("uint8", "dyn.int64 (or dyn.bool for masks)")
+int8 = _UnsupportedDType("int8", "dyn.int64")
+int16 = short = _UnsupportedDType("int16", "dyn.int64")
+complex64 = cfloat = _UnsupportedDType("complex64", "a real dtype")
+complex128 = cdouble = _UnsupportedDType("complex128", "a real dtype")
+
+from . import _ops  # noqa: E402
+from ._torch_api import *  # noqa: E402,F401,F403
+from ._torch_api import device, CPU as _CPU  # noqa: E402
+
+globals().update(_ops.install(lambda self: _CPU))
 
 # Functions that take a tensor first are the Tensor methods themselves: dyn.exp(x) is Tensor.exp(x).
 # The op table's rows marked F, then the names bound by hand.
 for _row in _dyn._op_table():
     if "F" in _row["python"] and _row["name"] not in globals():
         globals()[_row["name"]] = getattr(Tensor, _row["name"])
-for _name in "clip max min reshape flatten transpose index_select numel clone detach t all any".split():
+for _name in "clip max min reshape flatten transpose index_select numel clone detach t all any select".split():
     globals()[_name] = getattr(Tensor, _name)
 del _name, _row
 
@@ -109,3 +145,15 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
+from . import autograd, cuda, amp, backends, compiler  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .nn import Parameter as _Parameter  # noqa: E402,F401
+
+for _optional in ("utils", "serialization"):  # being written; see dyn/utils, dyn/serialization.py
+    try:
+        globals()[_optional] = __import__(f"dyn.{_optional}", fromlist=["_"])
+    except ImportError:
+        pass
+if "serialization" in globals():
+    save, load = serialization.save, serialization.load  # noqa: F821
+del _optional

@@ -1,5 +1,6 @@
 """dyn.compile: compile regions. Calls run the function with ops recorded lazily into graphs."""
 import functools
+import warnings
 import inspect
 import sys
 
@@ -89,6 +90,7 @@ class CompiledFunction:
             _registry[id(target)] = self
             if self._module is not None:
                 _registry[id(self._module)] = self
+        self._ready = True
 
     @property
     def name(self):
@@ -107,6 +109,25 @@ class CompiledFunction:
             raise
         _dyn._region_end()
         return result
+
+    # A compiled module behaves like the module (PyTorch's OptimizedModule): its attributes,
+    # parameters, state_dict, train()/eval() are the original's.
+    def __getattr__(self, name):
+        module = self.__dict__.get("_module")
+        if module is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(module, name)
+
+    def __setattr__(self, name, value):
+        module = self.__dict__.get("_module")
+        if module is not None and self.__dict__.get("_ready") and name not in self.__dict__ and hasattr(module, name):
+            setattr(module, name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    @property
+    def _orig_mod(self):
+        return self._module if self._module is not None else self.__wrapped__
 
     def __get__(self, obj, objtype=None):
         # A compiled method stays a method.
@@ -131,11 +152,54 @@ def lookup(fn):
     return _registry.get(id(fn))
 
 
-def compile(fn=None, *, fullgraph=False, cache_limit=8, backend="default", name=None):
+# PyTorch's and torch_xla's backend names: each runs dyn's own compiled path.
+_TORCH_BACKENDS = ("inductor", "openxla", "openxla_eval", "torchxla_trace_once", "aot_torchxla_trace_once",
+                   "aot_eager", "cudagraphs", "onnxrt", "tvm", "ipex")
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_warned = set()
+
+
+def _warn_once(msg):
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, stacklevel=3)
+
+
+def _torch_backend(backend):
+    """dyn's backend for a name given to torch.compile/dyn.compile; unknown names warn and use default."""
+    if callable(backend) and not isinstance(backend, str):
+        _warn_once(f"dyn.compile: custom backend {getattr(backend, '__name__', backend)!r} is not called; "
+                   "dyn compiles with its own backend")
+        return "default"
+    if backend in _BACKENDS:
+        return backend
+    if backend in _TORCH_BACKENDS:
+        return "default"
+    _warn_once(f"dyn.compile: unknown backend {backend!r}; using dyn's default backend "
+               f"(known: {', '.join(_BACKENDS + _TORCH_BACKENDS)})")
+    return "default"
+
+
+def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="default", mode=None, options=None,
+            disable=False, name=None):
     """Compile fn: calls trace its ops lazily into graphs, cut at graph breaks, and run them.
 
     Use as @dyn.compile, @dyn.compile(fullgraph=True) or dyn.compile(fn) / dyn.compile(module).
+    torch.compile's arguments are accepted: backend names of PyTorch and torch_xla ('inductor',
+    'openxla', ...) use dyn's backend; mode and options are noted, not tuned for; disable=True
+    returns fn itself.
     """
-    if fn is None:
-        return lambda f: CompiledFunction(f, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name)
-    return CompiledFunction(fn, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name)
+    backend = _torch_backend(backend)
+    if mode not in _MODES:
+        _warn_once(f"dyn.compile: unknown mode {mode!r}; ignored (known: {', '.join(m for m in _MODES if m)})")
+    if options:
+        _warn_once(f"dyn.compile: options {sorted(options)} are ignored by dyn")
+    if dynamic is True:
+        _warn_once("dyn.compile: dynamic=True is not supported yet; shapes are specialized (a new shape recompiles)")
+
+    def make(f):
+        if disable:
+            return f
+        return CompiledFunction(f, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name)
+
+    return make if fn is None else make(fn)

@@ -189,7 +189,10 @@ DIFFERENTIABLE = {
     "squeeze": lambda x: x[:1].squeeze(0), "index": lambda x: x[IDX[:2]],
     "gather": lambda x: x.gather(1, dyn.tensor([[0], [1], [2]])),
     "masked_select": lambda x: x[x > 0], "cat": lambda x: dyn.cat([x, x]),
-    "index_add": None, "scatter_add": None,  # not exposed in Python: the derivatives of index and gather
+    "index_add": lambda x: dyn.zeros(2, 4, dtype=x.dtype).index_add(0, dyn.tensor([1, 0, 1]), x),
+    "scatter_add": lambda x: dyn.zeros(3, 4, dtype=x.dtype).scatter_add(1, dyn.tensor([[0, 1, 1, 0]] * 3), x),
+    "scatter": lambda x: x.scatter(1, dyn.tensor([[0], [1], [2]]), dyn.zeros(3, 1, dtype=x.dtype)),
+    "cumsum": lambda x: x.cumsum(1), "sort": lambda x: x.sort(0).values,
 }
 # Ops whose results carry no gradient: creation, random, boolean and integer results, and
 # floor_divide (piecewise constant, as floor).

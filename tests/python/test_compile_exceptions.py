@@ -155,10 +155,25 @@ class TestBadInput(Base):
             dyn.compile()(gen)
 
     def test_bad_backend(self):
-        with self.assertRaises(ValueError):
-            dyn.compile(lambda x: x, backend="xla")
-        with self.assertRaises(ValueError):
-            dyn.compile(backend="nope")(lambda x: x)
+        # torch.compile's contract: an unknown backend name warns (naming it and the known ones)
+        # and compiles with the default backend; it never stops the program.
+        import warnings
+
+        for bad in ("xla", "nope"):
+            with self.subTest(backend=bad), warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                f = dyn.compile(lambda x: x * 2.0, backend=bad)
+                self.assertEqual(f.backend, "default")
+                self.assertTrue(any(bad in str(m.message) and "inductor" in str(m.message) for m in w),
+                                [str(m.message) for m in w])
+                self.assertTrue(dyn.equal(f(dyn.ones(2)), dyn.full((2,), 2.0)))
+        for torch_name in ("inductor", "openxla", "aot_eager"):
+            with self.subTest(backend=torch_name), warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                self.assertEqual(dyn.compile(lambda x: x, backend=torch_name).backend, "default")
+                self.assertEqual(w, [])
+        with self.assertRaises(TypeError):
+            dyn.compile(lambda x: x, fullgraph="yes")
 
     def test_bad_cache_limit(self):
         for bad in (0, -1, "3", 2.5, True):

@@ -1,0 +1,153 @@
+"""dyn.autograd (torch.autograd): backward, grad, custom Functions and grad modes."""
+import _dyn
+from _dyn import Tensor
+
+from . import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates the gradients of tensors (a tensor or a sequence) into the leaves' .grad."""
+    if create_graph:
+        raise NotImplementedError("backward(create_graph=True) (higher-order gradients) is not supported by dyn")
+    ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    gs = [grad_tensors] if isinstance(grad_tensors, Tensor) or grad_tensors is None else list(grad_tensors)
+    if grad_tensors is None:
+        gs = [None] * len(ts)
+    for i, (t, g) in enumerate(zip(ts, gs)):
+        keep = bool(retain_graph) or i + 1 < len(ts)
+        t.backward(g, retain_graph=keep)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs, returned (the inputs' .grad is left as it was).
+
+    dyn computes them with backward() into the leaves, so inputs must be leaf tensors.
+    """
+    if create_graph:
+        raise NotImplementedError("autograd.grad(create_graph=True) (higher-order gradients) is not supported by dyn")
+    single = isinstance(inputs, Tensor)
+    ins = [inputs] if single else list(inputs)
+    for i, x in enumerate(ins):
+        if not x.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+        if not x.is_leaf:
+            raise NotImplementedError(
+                f"autograd.grad with respect to a non-leaf tensor (input {i}, made by {x._grad_fn_name()}) is not "
+                "supported by dyn; differentiate with respect to the leaf tensors it was computed from")
+    saved = [x.grad for x in ins]
+    for x in ins:
+        x.grad = None
+    try:
+        backward(outputs, grad_outputs, retain_graph=retain_graph)
+        result = [x.grad for x in ins]
+    finally:
+        for x, g in zip(ins, saved):
+            x.grad = g
+    for i, r in enumerate(result):
+        if r is None and not allow_unused and not materialize_grads:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
+                               "graph. Set allow_unused=True if this is the desired behavior.")
+        if r is None and materialize_grads:
+            result[i] = _dyn.zeros_like(ins[i])
+    return tuple(result)
+
+
+class FunctionCtx:
+    """The ctx of a custom Function: what forward saves for backward."""
+
+    def __init__(self):
+        self.saved_tensors = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tuple(tensors)
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+
+class Function:
+    """torch.autograd.Function: subclass with static forward(ctx, ...) and backward(ctx, *grads),
+    call with Cls.apply(...). forward runs without recording; backward gives one gradient (or None)
+    per argument of forward."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        separate = cls.setup_context is not Function.setup_context
+        with no_grad():
+            out = cls.forward(*args, **kwargs) if separate else cls.forward(ctx, *args, **kwargs)
+        if separate:
+            cls.setup_context(ctx, args, out)
+        outs = out if isinstance(out, tuple) else (out,)
+        # An output that is an input unchanged would get this node as its grad_fn: give it a copy.
+        ids = {id(a) for a in args if isinstance(a, Tensor)}
+        outs = tuple(o.detach().clone() if isinstance(o, Tensor) and (id(o) in ids or o.requires_grad) else o
+                     for o in outs)
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensor_outs = [o for o in outs if isinstance(o, Tensor)]
+
+        def run_backward(*grads):
+            if ctx.materialize_grads:
+                grads = tuple(_dyn.zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outs))
+            r = cls.backward(ctx, *grads)
+            r = r if isinstance(r, tuple) else (r,)
+            if len(r) < len(args):
+                raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                                   f"(expected {len(args)}, got {len(r)})")
+            return tuple(r[i] for i in positions)
+
+        _dyn._custom_grad([args[i] for i in positions], tensor_outs, cls.__name__ + "Backward", run_backward)
+        return outs if isinstance(out, tuple) else outs[0]
+
+
+def Variable(tensor, requires_grad=False, volatile=False):
+    """The pre-0.4 wrapper: today a tensor is its own Variable."""
+    if requires_grad and not tensor.requires_grad:
+        tensor.requires_grad_(True)
+    return tensor
+
+
+class detect_anomaly:
+    """Accepted for compatibility: dyn reports the failing op without anomaly mode."""
+
+    def __init__(self, check_nan=True):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def set_detect_anomaly(mode, check_nan=True):
+    return detect_anomaly()
+
+
+class graph:
+    """torch.autograd.graph: saved-tensor hooks are not supported."""

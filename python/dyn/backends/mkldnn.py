@@ -1,0 +1,5 @@
+"""torch.backends.mkldnn: reported unavailable (dyn has its own CPU kernels)."""
+
+
+def is_available():
+    return False

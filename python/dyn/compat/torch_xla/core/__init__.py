@@ -1,0 +1,2 @@
+"""torch_xla.core."""
+from . import xla_model  # noqa: F401
