@@ -20,13 +20,12 @@ ROOTS = {
 RENAMED = {
     "torch._dynamo": "dyn.compat._dynamo",
     "torch._inductor": "dyn.compat._inductor",
-    "torch.nn.modules": "dyn.nn",
     "torch.nn.parameter": "dyn.nn",
-    "torch.nn.modules.module": "dyn.nn",
     "torch.utils.data.dataloader": "dyn.utils.data",
     "torch.utils.data.dataset": "dyn.utils.data",
     "torch.utils.data.sampler": "dyn.utils.data",
     "torch.optim.optimizer": "dyn.optim",
+    **{f"torch.optim.{m}": "dyn.optim" for m in ("sgd", "adam", "adamw", "adagrad", "adadelta", "rmsprop", "lbfgs")},
 }
 
 
