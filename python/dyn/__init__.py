@@ -149,11 +149,5 @@ from . import autograd, cuda, amp, backends, compiler  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .nn import Parameter as _Parameter  # noqa: E402,F401
 
-for _optional in ("utils", "serialization"):  # being written; see dyn/utils, dyn/serialization.py
-    try:
-        globals()[_optional] = __import__(f"dyn.{_optional}", fromlist=["_"])
-    except ImportError:
-        pass
-if "serialization" in globals():
-    save, load = serialization.save, serialization.load  # noqa: F821
-del _optional
+from . import utils, serialization  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
