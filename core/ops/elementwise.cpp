@@ -246,7 +246,8 @@ void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, bool>) {
         if constexpr (std::is_integral_v<T>) {
-          if constexpr (rule_of(Op) != DTypeRule::floating) run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
+          if constexpr (rule_of(Op) != DTypeRule::floating)
+            run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
         } else {
           run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
         }
@@ -335,8 +336,8 @@ void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
   Tensor x = cast_to(in[0], t);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool> && (Op == OpId::sub || rule_of(Op) == DTypeRule::to_float ||
-                                              rule_of(Op) == DTypeRule::int_math)) {
+    if constexpr (std::is_same_v<T, bool> &&
+                  (Op == OpId::sub || rule_of(Op) == DTypeRule::to_float || rule_of(Op) == DTypeRule::int_math)) {
       return;  // rejected by infer
     } else {
       using To = decltype(apply_binary<Op, T>(T{}, T{}));
@@ -421,34 +422,29 @@ void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
   });
 }
 
-void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
-  t[static_cast<int>(op)].infer = infer;
-  t[static_cast<int>(op)].kernel = kernel;
-}
-
 }  // namespace
 
 void register_elementwise_ops(OpDef* t) {
-  set(t, OpId::full, infer_full, kernel_full);
-  set(t, OpId::arange, infer_arange, kernel_arange);
-  set(t, OpId::rand, infer_random, kernel_rand);
-  set(t, OpId::randn, infer_random, kernel_randn);
-  set(t, OpId::randint, infer_random, kernel_randint);
+  set_kernel(t, OpId::full, infer_full, kernel_full);
+  set_kernel(t, OpId::arange, infer_arange, kernel_arange);
+  set_kernel(t, OpId::rand, infer_random, kernel_rand);
+  set_kernel(t, OpId::randn, infer_random, kernel_randn);
+  set_kernel(t, OpId::randint, infer_random, kernel_randint);
 #define DYN_FORMULA_none(n)
-#define DYN_FORMULA_unary(n) set(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
-#define DYN_FORMULA_binary(n) set(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
+#define DYN_FORMULA_unary(n) set_kernel(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
+#define DYN_FORMULA_binary(n) set_kernel(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
 #define DYN_OP(n, cls, nin, nout, rule, formula, ...) DYN_FORMULA_##formula(n)
 #include "core/ops/ops.def"
 #undef DYN_OP
 #undef DYN_FORMULA_none
 #undef DYN_FORMULA_unary
 #undef DYN_FORMULA_binary
-  set(t, OpId::where, infer_where, kernel_where);
+  set_kernel(t, OpId::where, infer_where, kernel_where);
   t[static_cast<int>(OpId::floor_divide)].check_values = check_binary<OpId::floor_divide>;
   t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
   t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;
-  set(t, OpId::clamp, infer_clamp, kernel_clamp);
-  set(t, OpId::cast, infer_cast, kernel_cast);
+  set_kernel(t, OpId::clamp, infer_clamp, kernel_clamp);
+  set_kernel(t, OpId::cast, infer_cast, kernel_cast);
 }
 
 }  // namespace dyn

@@ -279,25 +279,21 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
   }
 }
 
-void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
-  t[static_cast<int>(op)].infer = infer;
-  t[static_cast<int>(op)].kernel = kernel;
-}
-
 }  // namespace
 
 void register_reduce_ops(OpDef* t) {
-#define DYN_R(n) set(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
+#define DYN_R(n) set_kernel(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
   DYN_R(sum)
   DYN_R(mean)
   DYN_R(amax)
   DYN_R(amin)
 #undef DYN_R
-#define DYN_I(n) set(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
-      DYN_I(max_dim) DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)
+#define DYN_I(n) set_kernel(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
+  DYN_I(max_dim)
+  DYN_I(min_dim) DYN_I(argmax) DYN_I(argmin)
 #undef DYN_I
-          set(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
-  set(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);
+      set_kernel(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
+  set_kernel(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);
 }
 
 }  // namespace dyn

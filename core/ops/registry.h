@@ -172,6 +172,12 @@ std::string format_attrs(OpId op, const Attrs& a);
 // A Python scalar as Python prints it: 2.0, -1, True.
 std::string format_scalar(const Scalar& s);
 
+// Fills one row's infer and kernel: what each op class's register_* function does per op.
+inline void set_kernel(OpDef* table, OpId op, InferFn infer, KernelFn kernel) {
+  table[static_cast<int>(op)].infer = infer;
+  table[static_cast<int>(op)].kernel = kernel;
+}
+
 // Each op class's file fills its rows of the table.
 void register_elementwise_ops(OpDef* table);
 void register_reduce_ops(OpDef* table);

@@ -128,16 +128,11 @@ void kernel_sort(InSpan in, const Attrs& a, OutSpan out) {
   put_back(r, idxs, out[1]);
 }
 
-void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
-  t[static_cast<int>(op)].infer = infer;
-  t[static_cast<int>(op)].kernel = kernel;
-}
-
 }  // namespace
 
 void register_scan_ops(OpDef* t) {
-  set(t, OpId::cumsum, infer_cumsum, kernel_cumsum);
-  set(t, OpId::sort, infer_sort, kernel_sort);
+  set_kernel(t, OpId::cumsum, infer_cumsum, kernel_cumsum);
+  set_kernel(t, OpId::sort, infer_sort, kernel_sort);
 }
 
 }  // namespace dyn

@@ -441,28 +441,23 @@ void check_index_values(InSpan in, const Attrs& a) {
   checked_indices(in[1], t.size(d), d);
 }
 
-void set(OpDef* t, OpId op, InferFn infer, KernelFn kernel) {
-  t[static_cast<int>(op)].infer = infer;
-  t[static_cast<int>(op)].kernel = kernel;
-}
-
 }  // namespace
 
 void register_shape_ops(OpDef* t) {
-  set(t, OpId::view, infer_view, nullptr);
-  set(t, OpId::permute, infer_permute, nullptr);
-  set(t, OpId::expand, infer_expand, nullptr);
-  set(t, OpId::select, infer_select, nullptr);
-  set(t, OpId::slice, infer_slice, nullptr);
-  set(t, OpId::unsqueeze, infer_unsqueeze, nullptr);
-  set(t, OpId::squeeze, infer_squeeze, nullptr);
-  set(t, OpId::index, infer_index, kernel_index);
-  set(t, OpId::gather, infer_gather, kernel_gather);
-  set(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
-  set(t, OpId::cat, infer_cat, kernel_cat);
-  set(t, OpId::index_add, infer_index_add, kernel_index_add);
-  set(t, OpId::scatter_add, infer_scatter<OpId::scatter_add>, kernel_scatter<OpId::scatter_add>);
-  set(t, OpId::scatter, infer_scatter<OpId::scatter>, kernel_scatter<OpId::scatter>);
+  set_kernel(t, OpId::view, infer_view, nullptr);
+  set_kernel(t, OpId::permute, infer_permute, nullptr);
+  set_kernel(t, OpId::expand, infer_expand, nullptr);
+  set_kernel(t, OpId::select, infer_select, nullptr);
+  set_kernel(t, OpId::slice, infer_slice, nullptr);
+  set_kernel(t, OpId::unsqueeze, infer_unsqueeze, nullptr);
+  set_kernel(t, OpId::squeeze, infer_squeeze, nullptr);
+  set_kernel(t, OpId::index, infer_index, kernel_index);
+  set_kernel(t, OpId::gather, infer_gather, kernel_gather);
+  set_kernel(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
+  set_kernel(t, OpId::cat, infer_cat, kernel_cat);
+  set_kernel(t, OpId::index_add, infer_index_add, kernel_index_add);
+  set_kernel(t, OpId::scatter_add, infer_scatter<OpId::scatter_add>, kernel_scatter<OpId::scatter_add>);
+  set_kernel(t, OpId::scatter, infer_scatter<OpId::scatter>, kernel_scatter<OpId::scatter>);
   for (OpId op : {OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add, OpId::scatter})
     t[static_cast<int>(op)].check_values = check_index_values;
 }

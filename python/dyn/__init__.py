@@ -79,28 +79,7 @@ class return_types:
     min = _dyn.max_return_type
 
 
-class _GradMode:
-    def __init__(self, mode):
-        self._mode = mode
-
-    def __enter__(self):
-        self._prev = _dyn.is_grad_enabled()
-        _dyn._set_grad_enabled(self._mode)
-        return self
-
-    def __exit__(self, *exc):
-        _dyn._set_grad_enabled(self._prev)
-        return False
-
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with _GradMode(self._mode):
-                return fn(*args, **kwargs)
-
-        return wrapper
+from ._grad_mode import _GradMode  # noqa: E402
 
 
 def no_grad():

@@ -12,6 +12,8 @@ import numbers
 import _dyn
 from _dyn import Tensor
 
+from ._grad_mode import _GradMode
+
 _methods = {}  # name -> function: installed on dyn.Tensor by install()
 
 
@@ -282,6 +284,14 @@ def narrow(input, dim, start, length):
     return input[tuple(idx)]
 
 
+def _pieces(t, d, sizes):
+    out, at = [], 0
+    for s in sizes:
+        out.append(narrow(t, d, at, s))
+        at += s
+    return tuple(out)
+
+
 @method
 def split(tensor, split_size_or_sections, dim=0):
     d = _dim(dim, tensor.dim())
@@ -296,11 +306,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={sizes}")
-    out, at = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, at, s))
-        at += s
-    return tuple(out)
+    return _pieces(tensor, d, sizes)
 
 
 @method
@@ -321,11 +327,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     else:
         bounds = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
         sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    out, at = [], 0
-    for s in sizes:
-        out.append(narrow(input, d, at, s))
-        at += s
-    return tuple(out)
+    return _pieces(input, d, sizes)
 
 
 @method
@@ -905,21 +907,12 @@ def _data_get(self):
 
 
 def _data_set(self, value):
-    with _dyn_no_grad():
+    with _GradMode(False):
         if tuple(value.shape) != tuple(self.shape) or value.dtype != self.dtype:
             raise RuntimeError(f"dyn cannot change a tensor's shape or dtype through .data = (from "
                                f"{list(self.shape)} {self.dtype} to {list(value.shape)} {value.dtype}); "
                                "assign a new Parameter instead")
         self.copy_(value)
-
-
-class _dyn_no_grad:
-    def __enter__(self):
-        self.prev = _dyn.is_grad_enabled()
-        _dyn._set_grad_enabled(False)
-
-    def __exit__(self, *a):
-        _dyn._set_grad_enabled(self.prev)
 
 
 _properties = {

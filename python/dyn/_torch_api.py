@@ -9,6 +9,7 @@ import _dyn
 from _dyn import Tensor
 
 from . import _ops
+from ._grad_mode import _GradMode
 
 
 class device:
@@ -454,38 +455,21 @@ def seed():
     return s
 
 
-class inference_mode:
-    """torch.inference_mode: no gradients inside (a context manager or a decorator)."""
+class inference_mode(_GradMode):
+    """torch.inference_mode: no gradients inside (a context manager or a decorator, with or
+    without parentheses)."""
 
     def __init__(self, mode=True):
-        if callable(mode) and not isinstance(mode, builtins.bool):  # used as @inference_mode without ()
-            self._fn, self._mode = mode, True
-        else:
-            self._fn, self._mode = None, mode
-
-    def __enter__(self):
-        self._prev = _dyn.is_grad_enabled()
-        if self._mode:
-            _dyn._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _dyn._set_grad_enabled(self._prev)
-        return False
+        self._fn = None
+        if callable(mode) and not isinstance(mode, builtins.bool):  # @inference_mode without ()
+            self._fn, mode = mode, True
+        super().__init__(False if mode else None)
 
     def __call__(self, *args, **kwargs):
-        import functools
-
-        if self._fn is not None:
-            with inference_mode(self._mode):
-                return self._fn(*args, **kwargs)
-        fn = args[0]
-
-        @functools.wraps(fn)
-        def wrapper(*a, **k):
-            with inference_mode(self._mode):
-                return fn(*a, **k)
-
-        return wrapper
+        if self._fn is None:
+            return super().__call__(args[0])
+        with _GradMode(self._mode):
+            return self._fn(*args, **kwargs)
 
 
 def is_inference_mode_enabled():
@@ -496,7 +480,7 @@ def _random_methods():
     """In-place random fills: Tensor.uniform_, normal_, bernoulli_, random_, exponential_."""
 
     def _fill(self, values):
-        with _ops._dyn_no_grad():
+        with _GradMode(False):
             return self.copy_(values)
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
