@@ -57,6 +57,8 @@ Scalar scalar_arg(const char* fn, const char* arg, PyObject* o);
 int64_t int_arg(const char* fn, const char* arg, PyObject* o);
 bool bool_arg(const char* fn, const char* arg, PyObject* o, bool dflt);
 std::optional<DType> dtype_arg(const char* fn, PyObject* o);  // nullptr/None -> nullopt
+// A TypeError with the message of a PyTorch dtype dyn does not have (dyn.float16), if o is one.
+void throw_if_unsupported_dtype(PyObject* o);
 const Tensor& tensor_arg(const char* fn, const char* arg, PyObject* o);
 // One int or a sequence of ints.
 Dims dims_arg(const char* fn, const char* arg, PyObject* o);

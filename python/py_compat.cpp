@@ -15,6 +15,7 @@ namespace {
 std::string device_string(PyObject* o) {
   if (PyUnicode_Check(o)) return PyUnicode_AsUTF8(o);
   if (PyLong_Check(o)) return "cuda:" + std::to_string(PyLong_AsLong(o));  // torch: an int names a CUDA device
+  throw_if_unsupported_dtype(o);
   PyObject* type = PyObject_GetAttrString(o, "type");
   if (!type || !PyUnicode_Check(type)) {
     Py_XDECREF(type);

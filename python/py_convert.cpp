@@ -167,12 +167,25 @@ bool bool_arg(const char* fn, const char* arg, PyObject* o, bool dflt) {
   throw_type_error(fmt::format("{}(): argument '{}' must be bool, not {}", fn, arg, Py_TYPE(o)->tp_name));
 }
 
+void throw_if_unsupported_dtype(PyObject* o) {
+  // dyn.float16 and friends (python/dyn/__init__.py) carry the message that says what to use.
+  PyObject* msg = PyObject_GetAttrString(o, "_unsupported_message");
+  if (!msg) {
+    PyErr_Clear();
+    return;
+  }
+  std::string m = PyUnicode_Check(msg) ? PyUnicode_AsUTF8(msg) : "unsupported dtype";
+  Py_DECREF(msg);
+  throw_type_error(m);
+}
+
 std::optional<DType> dtype_arg(const char* fn, PyObject* o) {
   if (!o || o == Py_None) return std::nullopt;
   if (Py_TYPE(o) == &DTypeType) return reinterpret_cast<PyDType*>(o)->t;
   if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return default_float_dtype();
   if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+  throw_if_unsupported_dtype(o);
   throw_type_error(
       fmt::format("{}(): argument 'dtype' must be dyn.dtype (dyn.float32, dyn.float64, dyn.int64 or "
                   "dyn.bool), not {}",

@@ -103,7 +103,11 @@ int main(int argc, char** argv) {
   bool nothing_to_run = !opt.script && !opt.code && opt.exec.empty();
   bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && tty));
   if (repl) {
-    if (tty) py.write("dynrepl: Python with dyn; :help lists the commands, Ctrl-D exits\n");
+    if (tty)
+      py.write(opt.real_torch ? "dynrepl: Python with dyn (import torch loads the installed PyTorch); :help lists the "
+                                "commands, Ctrl-D exits\n"
+                              : "dynrepl: Python with dyn (import torch gives dyn); :help lists the commands, Ctrl-D "
+                                "exits\n");
     int s = session.loop();
     if (status == 0) status = s;
   }

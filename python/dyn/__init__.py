@@ -22,14 +22,15 @@ class _UnsupportedDType:
 
     def __init__(self, name, instead):
         self._name, self._instead = name, instead
+        self._unsupported_message = f"dyn has no {name} dtype; use {instead}"
 
     def __repr__(self):
         return f"dyn.{self._name} (not supported by dyn)"
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        if attr.startswith("_"):
             raise AttributeError(attr)
-        raise TypeError(f"dyn has no {self._name} dtype; use {self._instead}")
+        raise TypeError(self._unsupported_message)
 
     @property
     def is_floating_point(self):

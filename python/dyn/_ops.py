@@ -217,8 +217,10 @@ def flipud(input):
 def roll(input, shifts, dims=None):
     if dims is None:
         return roll(input.flatten(), shifts, 0).view(*input.shape)
-    if isinstance(shifts, int):
-        shifts, dims = (shifts,), (dims,) if isinstance(dims, int) else tuple(dims)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     out = input
     for s, d in zip(shifts, dims):
         d = _dim(d, input.dim())
@@ -717,7 +719,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not isinstance(other, Tensor):
         other = _dyn.tensor(other, dtype=input.dtype)
     a, b = input.to(_dyn.float64), other.to(_dyn.float64)
-    close = (a == b) | ((a - b).abs() <= atol + rtol * b.abs())
+    finite = isfinite(a) & isfinite(b)
+    close = (a == b) | (finite & ((a - b).abs() <= atol + rtol * b.abs()))
     if equal_nan:
         close = close | ((a != a) & (b != b))
     return close
@@ -900,6 +903,29 @@ def __contains__(self, element):
 def __array__(self, dtype=None):
     a = self.detach().numpy()
     return a.astype(dtype) if dtype is not None else a
+
+
+def _rebuild(data, requires_grad):
+    t = _dyn.from_numpy(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+@method(function=False)
+def __reduce_ex__(self, protocol):
+    """Pickles (and copy.copy) the values; a leaf keeps requires_grad, history is not kept."""
+    return (_rebuild, (self.detach().numpy().copy(), self.requires_grad and self.is_leaf))
+
+
+@method(function=False)
+def __deepcopy__(self, memo):
+    if id(self) not in memo:
+        t = self.detach().clone()
+        if self.requires_grad and self.is_leaf:
+            t.requires_grad_(True)
+        memo[id(self)] = t
+    return memo[id(self)]
 
 
 def _data_get(self):

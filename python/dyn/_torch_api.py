@@ -459,17 +459,13 @@ class inference_mode(_GradMode):
     """torch.inference_mode: no gradients inside (a context manager or a decorator, with or
     without parentheses)."""
 
-    def __init__(self, mode=True):
-        self._fn = None
+    def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, builtins.bool):  # @inference_mode without ()
-            self._fn, mode = mode, True
-        super().__init__(False if mode else None)
+            return cls(True)(mode)
+        return super().__new__(cls)
 
-    def __call__(self, *args, **kwargs):
-        if self._fn is None:
-            return super().__call__(args[0])
-        with _GradMode(self._mode):
-            return self._fn(*args, **kwargs)
+    def __init__(self, mode=True):
+        super().__init__(False if mode else None)
 
 
 def is_inference_mode_enabled():

@@ -159,7 +159,7 @@ class PtyTest(unittest.TestCase):
     def test_prompt_banner_and_ctrl_d(self):
         r = self.start()
         out = r.expect(PROMPT)
-        self.assertIn(b"dynrepl: Python with dyn; :help lists the commands, Ctrl-D exits", out)
+        self.assertIn(b"dynrepl: Python with dyn (import torch gives dyn); :help lists the commands, Ctrl-D exits", out)
         self.assertIn(b"42\r\n", r.run(b"6 * 7"))
         self.assertEqual(r.quit(), 0)  # Ctrl-D at an empty prompt: leaves, asks nothing
 

@@ -1,0 +1,160 @@
+"""Activation functions of dyn.nn.functional, composed from dyn's elementwise ops.
+
+Branches that could overflow in the branch where() does not take are clamped first, so that
+their zero gradient is not 0 * inf = nan (elu's exp, softplus's exp).
+"""
+import math
+
+import dyn
+
+from ._util import check_tensor
+
+
+def _inplace(input, out, inplace):
+    # dyn's autograd does not record in-place writes: where autograd is involved the activation
+    # is computed out of place (the same values; only the input tensor is left unchanged, which a
+    # program using the result, as nn.ReLU(inplace=True) users do, does not see).
+    if inplace and not (dyn.is_grad_enabled() and (input.requires_grad or out.requires_grad)):
+        return input.copy_(out)
+    return out
+
+
+def relu(input, inplace=False):
+    return _inplace(input, input.relu(), inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    check_tensor("leaky_relu", "input", input)
+    return _inplace(input, dyn.where(input > 0, input, input * negative_slope), inplace)
+
+
+def prelu(input, weight):
+    """weight has one element or one per channel (dim 1 of input)."""
+    check_tensor("prelu", "input", input)
+    check_tensor("prelu", "weight", weight)
+    if weight.numel() != 1:
+        if input.ndim < 2 or weight.numel() != input.shape[1]:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} "
+                f"and channel size = {input.shape[1] if input.ndim >= 2 else 1}.")
+        weight = weight.reshape((-1,) + (1,) * (input.ndim - 2))
+    return dyn.where(input > 0, input, input * weight)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    check_tensor("hardtanh", "input", input)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace(input, input.clamp(min_val, max_val), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    check_tensor("elu", "input", input)
+    return _inplace(input, dyn.where(input > 0, input, input.clamp(max=0.0).expm1() * alpha), inplace)
+
+
+def selu(input, inplace=False):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _inplace(input, elu(input, alpha) * scale, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    check_tensor("celu", "input", input)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu's alpha must not be 0")
+    neg = (input.clamp(max=0.0) / alpha).expm1() * alpha
+    return _inplace(input, dyn.where(input > 0, input, neg), inplace)
+
+
+def gelu(input, approximate="none"):
+    check_tensor("gelu", "input", input)
+    if approximate == "none":
+        return input.gelu()
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (inner.tanh() + 1.0)
+    raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+def silu(input, inplace=False):
+    return _inplace(input, input.silu(), inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, input * softplus(input).tanh(), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, (input / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def softsign(input):
+    return input / (input.abs() + 1.0)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as PyTorch)."""
+    check_tensor("softplus", "input", input)
+    bx = input * beta
+    soft = bx.clamp(max=threshold).exp().log1p() / beta
+    return dyn.where(bx > threshold, input, soft)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for large |x|."""
+    check_tensor("logsigmoid", "input", input)
+    return input.clamp(max=0.0) - input.abs().neg().exp().log1p()
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _inplace(input, dyn.where(input > threshold, input, dyn.full((), value, dtype=input.dtype)), inplace)
+
+
+def glu(input, dim=-1):
+    check_tensor("glu", "input", input)
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
+    return _half(input, dim, 0) * _half(input, dim, 1).sigmoid()
+
+
+def _half(x, dim, which):
+    n = x.shape[dim] // 2
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(which * n, (which + 1) * n)
+    return x[tuple(index)]
+
+
+def _softmax_dim(ndim):
+    # PyTorch's implicit dim (deprecated): 0 for 0-, 1- and 3-D input, else 1.
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return input.softmax(_softmax_dim(input.ndim) if dim is None else dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return (-input).softmax(_softmax_dim(input.ndim) if dim is None else dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return input.log_softmax(_softmax_dim(input.ndim) if dim is None else dim, dtype=dtype)

@@ -1,0 +1,63 @@
+"""Dropout of elements (dropout) and of whole channels (dropout1d, dropout2d) in dyn.nn.functional."""
+import warnings
+
+import dyn
+
+from ._util import check_tensor
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _drop(input, p, mask_shape, inplace):
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        keep = dyn.rand(*mask_shape, dtype=input.dtype) >= p if mask_shape else dyn.rand_like(input) >= p
+        out = input * keep * (1.0 / (1.0 - p))
+    return input.copy_(out) if inplace else out
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability p and scales the rest by 1 / (1 - p) (identity unless training)."""
+    check_tensor("dropout", "input", input)
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _drop(input, p, None, inplace)
+
+
+def _channel_dropout(input, p, training, inplace, lead):
+    """Drops whole channels: one draw per index of the first `lead` dims."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    mask_shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    return _drop(input, p, mask_shape, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of [N, C, L] (or unbatched [C, L]) input with probability p."""
+    check_tensor("dropout1d", "input", input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 3 else 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of [N, C, H, W] input with probability p.
+
+    As in PyTorch, a 3-D input is read as [N, C, L] (1-D channel dropout), with a warning."""
+    check_tensor("dropout2d", "input", input)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.")
+    elif input.ndim != 4:
+        raise RuntimeError(f"dropout2d: Expected a 4D input of shape [N, C, H, W], but received a {input.ndim}D "
+                           "input; use dropout for element-wise dropout")
+    return _channel_dropout(input, p, training, inplace, 2)

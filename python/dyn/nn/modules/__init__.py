@@ -1,0 +1,29 @@
+"""dyn.nn.modules: every nn.Module class, one file per family (as torch.nn.modules)."""
+from .module import Module  # noqa: F401
+from .activation import (  # noqa: F401
+    CELU, ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
+    ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softsign, Tanh, Threshold,
+)
+from .attention import MultiheadAttention  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .linear import Flatten, Identity, Linear, Unflatten, Unfold  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from .pooling import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+    MaxPool2d,
+)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample  # noqa: F401
+
+__all__ = sorted(name for name, value in globals().items() if isinstance(value, type) and issubclass(value, Module))

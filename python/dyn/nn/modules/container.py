@@ -1,0 +1,277 @@
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict."""
+import operator
+from collections import OrderedDict
+
+from .. import Parameter, is_parameter
+from .module import Module, _addindent
+
+
+def _index(i, n, what):
+    i = operator.index(i)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of range for a {what} of length {n}")
+    return i % n
+
+
+def _compressed_repr(module):
+    """Children as lines, runs of identical reprs folded into '(a-b): k x repr' (as PyTorch's ModuleList)."""
+    lines, items = [], list(module._modules.items())
+    i = 0
+    while i < len(items):
+        text = repr(items[i][1])
+        j = i
+        while j + 1 < len(items) and repr(items[j + 1][1]) == text:
+            j += 1
+        name = items[i][0] if j == i else f"{items[i][0]}-{items[j][0]}"
+        lines.append(f"({name}): " + ("" if j == i else f"{j - i + 1} x ") + _addindent(text, 2))
+        i = j + 1
+    return type(module).__name__ + ("(\n  " + "\n  ".join(lines) + "\n)" if lines else "()")
+
+
+class Sequential(Module):
+    """Modules called in order, each on the previous one's output."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
+        return list(self._modules.values())[_index(i, len(self), "Sequential")]
+
+    def __setitem__(self, i, module):
+        key = list(self._modules)[_index(i, len(self), "Sequential")]
+        setattr(self, key, module)
+
+    def __delitem__(self, i):
+        keys = list(self._modules)
+        for key in (keys[i] if isinstance(i, slice) else [keys[_index(i, len(keys), "Sequential")]]):
+            del self._modules[key]
+        # renumber, as PyTorch does, so that indices stay 0..n-1
+        items = list(self._modules.values())
+        self._modules.clear()
+        for j, m in enumerate(items):
+            self._modules[str(j)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for j, m in enumerate(items):
+            self.add_module(str(j), m)
+        return self
+
+    def forward(self, input):
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of submodules, registered as '0', '1', ... (no forward of its own)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(list(self._modules.values())[i])
+        return self._modules[str(_index(i, len(self), "ModuleList"))]
+
+    def __setitem__(self, i, module):
+        self.add_module(str(_index(i, len(self), "ModuleList")), module)
+
+    def __delitem__(self, i):
+        items = list(self._modules.values())
+        del items[i]
+        self._modules.clear()
+        for j, m in enumerate(items):
+            self._modules[str(j)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for j, m in enumerate(items):
+            self.add_module(str(j), m)
+
+    def __repr__(self):
+        return _compressed_repr(self)
+
+
+class ModuleDict(Module):
+    """Submodules by name, in insertion order."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        m = self._modules[key]
+        del self._modules[key]
+        return m
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def update(self, modules):
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for key, m in pairs:
+            self[key] = m
+
+
+def _as_parameter(value):
+    return value if is_parameter(value) or value is None else Parameter(value)
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered as '0', '1', ...; plain tensors are wrapped in Parameter."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ParameterList(list(self._parameters.values())[i])
+        return self._parameters[str(_index(i, len(self), "ParameterList"))]
+
+    def __setitem__(self, i, value):
+        self.register_parameter(str(_index(i, len(self), "ParameterList")), _as_parameter(value))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def append(self, value):
+        self.register_parameter(str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+                         for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """Parameters by name; plain tensors are wrapped in Parameter."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self.register_parameter(key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def update(self, parameters):
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, v in pairs:
+            self[key] = v
+
+    def extra_repr(self):
+        return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+                         for k, p in self.items())

@@ -1,0 +1,709 @@
+"""Scenarios of PyTorch programs run under dynrepl, where `import torch` gives dyn: the module
+map (torch, torchvision, torch_xla and what is missing), `--real-torch`, devices, CUDA queries,
+torch.compile's options and compiled modules, custom autograd Functions, autograd.grad, grad
+modes, autocast and GradScaler, torch_xla's device/mark_step/compile, and nn.Parameter.
+"""
+import copy
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import unittest
+import warnings
+
+import numpy as np
+
+import dyn
+import torch  # dyn, through dyn/_torch_finder.py
+import torch.nn as nn
+import torch.nn.functional as F
+from compiletest import assert_same, copy_tensor
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("DYNREPL") or os.path.join(REPO, "build", "repl", "dynrepl")
+
+
+def randt(*shape, seed=0, dtype=np.float32):
+    return torch.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+
+
+def fresh_import(name):
+    """Imports name as a program would (after forgetting a failed earlier attempt)."""
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+class TestImportTorch(unittest.TestCase):
+    def test_torch_is_dyn(self):
+        self.assertIs(torch, dyn)
+        self.assertIs(sys.modules["torch"], dyn)
+        self.assertEqual(dyn._torch_finder.active(), "dyn")
+        self.assertIs(torch.Tensor, dyn.Tensor)
+        self.assertIsInstance(torch.ones(2), torch.Tensor)
+
+    def test_submodules_are_dyns(self):
+        import torch.amp
+        import torch.autograd
+        import torch.backends.cudnn
+        import torch.backends.mps
+        import torch.cuda
+        import torch.optim
+        pairs = [
+            ("torch.nn", nn, dyn.nn), ("torch.nn.functional", F, dyn.nn.functional),
+            ("torch.optim", torch.optim, dyn.optim), ("torch.autograd", torch.autograd, dyn.autograd),
+            ("torch.cuda", torch.cuda, dyn.cuda), ("torch.backends.cudnn", torch.backends.cudnn, dyn.backends.cudnn),
+            ("torch.backends.mps", torch.backends.mps, dyn.backends.mps), ("torch.amp", torch.amp, dyn.amp),
+        ]
+        for name, got, want in pairs:
+            with self.subTest(module=name):
+                self.assertIs(got, want)
+                self.assertIs(sys.modules[name], want)
+                self.assertIs(importlib.import_module(name), want)
+        from torch.nn import functional, Linear
+        from torch.optim import SGD
+        self.assertIs(functional, dyn.nn.functional)
+        self.assertIs(Linear, dyn.nn.Linear)
+        self.assertIs(SGD, dyn.optim.SGD)
+        from torch.nn.parameter import Parameter
+        self.assertIs(Parameter, dyn.nn.Parameter)
+        self.assertFalse(torch.backends.mps.is_available())
+        self.assertFalse(torch.backends.cudnn.is_available())
+        torch.backends.cudnn.benchmark = True  # programs set these flags; they are kept
+        self.assertTrue(dyn.backends.cudnn.benchmark)
+        torch.backends.cudnn.benchmark = False
+
+    def test_missing_module_names_itself_and_real_torch(self):
+        for name in ("torch.distributed", "torch.distributed.fsdp"):
+            with self.subTest(module=name):
+                with self.assertRaises(ModuleNotFoundError) as cm:
+                    fresh_import(name)
+                e = cm.exception
+                self.assertIsInstance(e, ImportError)
+                self.assertEqual(e.name, "torch.distributed")
+                self.assertIn("torch.distributed", str(e))
+                self.assertIn("--real-torch", str(e))
+        try:  # the common guard in programs works
+            import torch.distributed as dist  # noqa: F401
+            have_dist = True
+        except ImportError:
+            have_dist = False
+        self.assertFalse(have_dist)
+        self.assertNotIn("torch.distributed", sys.modules)
+
+    def test_companions(self):
+        import torchvision
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        self.assertIs(torchvision, dyn.compat.torchvision)
+        self.assertIs(torch_xla, dyn.compat.torch_xla)
+        self.assertIs(xm, dyn.compat.torch_xla.core.xla_model)
+        self.assertIs(sys.modules["torch_xla.core.xla_model"], xm)
+        self.assertTrue(callable(xm.xla_device) and callable(xm.mark_step))
+        self.assertIsInstance(torchvision.__version__, str)
+
+    def test_torchvision_models(self):
+        try:
+            import torchvision.models as models
+        except ModuleNotFoundError as e:
+            self.skipTest(f"torchvision.models is not in dyn yet ({e.name} missing)")
+        self.assertTrue(hasattr(models, "resnet18"), "torchvision.models has no resnet18")
+        net = models.resnet18(num_classes=3)
+        self.assertIsInstance(net, nn.Module)
+        keys = list(net.state_dict())
+        self.assertIn("conv1.weight", keys)
+        self.assertIn("fc.bias", keys)
+        net.eval()
+        with torch.no_grad():
+            out = net(randt(1, 3, 32, 32, seed=1))
+        self.assertEqual(tuple(out.shape), (1, 3))
+
+
+class TestRealTorchFlag(unittest.TestCase):
+    """`dynrepl --real-torch` leaves `import torch` to the installed PyTorch (or its absence)."""
+
+    PROBE = "import torch; print('TORCH', torch.__name__)"
+
+    def run_bin(self, *args):
+        self.assertTrue(os.access(BIN, os.X_OK), f"no dynrepl binary at {BIN} (set DYNREPL)")
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                           env=dict(os.environ, NO_COLOR="1"), cwd=REPO)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_real_torch_is_not_dyn(self):
+        rc, out, err = self.run_bin("--real-torch", "--batch", "-c", self.PROBE)
+        if rc == 0:  # PyTorch is installed: it is what was imported
+            self.assertIn("TORCH torch", out)
+            self.assertNotIn("TORCH dyn", out)
+        else:
+            self.assertIn("ModuleNotFoundError", err)
+            self.assertIn("No module named 'torch'", err)
+            self.assertNotIn("dynrepl maps", err, "the dyn finder answered under --real-torch")
+        rc, out, err = self.run_bin("--real-torch", "--batch", "-c", "import dyn; print('DYN', dyn.__name__)")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("DYN dyn", out)
+
+    def test_default_is_dyn(self):
+        rc, out, err = self.run_bin("--batch", "-c", self.PROBE)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("TORCH dyn", out)
+
+
+class TestDevice(unittest.TestCase):
+    def test_str_repr_equality(self):
+        cpu = torch.device("cpu")
+        self.assertEqual((str(cpu), repr(cpu)), ("cpu", "device(type='cpu')"))
+        self.assertEqual((cpu.type, cpu.index), ("cpu", None))
+        self.assertEqual(cpu, "cpu")
+        self.assertEqual(cpu, torch.device("cpu"))
+        self.assertNotEqual(cpu, "cuda")
+        self.assertNotEqual(cpu, torch.device("cpu", 0))
+        c1 = torch.device("cuda:1")
+        self.assertEqual((c1.type, c1.index, str(c1)), ("cuda", 1, "cuda:1"))
+        self.assertEqual(repr(c1), "device(type='cuda', index=1)")
+        self.assertEqual(c1, torch.device("cuda", 1))
+        self.assertEqual(c1, "cuda:1")
+        self.assertNotEqual(c1, "cuda:0")
+        self.assertEqual(torch.device(torch.device("cuda:2")).index, 2)
+        self.assertEqual(torch.device(0), "cuda:0")
+        self.assertEqual(len({torch.device("cpu"), torch.device("cpu"), c1}), 2)
+        self.assertEqual(torch.ones(1).device, cpu)
+
+    def test_errors(self):
+        with self.assertRaises(RuntimeError):
+            torch.device("not a device")
+        with self.assertRaises(RuntimeError):
+            torch.device("cuda:1", 2)
+        with self.assertRaises(AttributeError):
+            torch.device("cpu").type = "cuda"
+
+    def test_usual_device_selection(self):
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.assertEqual(dev, "cpu")
+        x = torch.ones(2, device=dev)
+        self.assertEqual(x.to(dev).tolist(), [1.0, 1.0])
+        with torch.device("cpu"):
+            self.assertEqual(torch.zeros(1).device, "cpu")
+
+
+class TestCuda(unittest.TestCase):
+    def test_queries(self):
+        self.assertIs(torch.cuda.is_available(), False)
+        self.assertEqual(torch.cuda.device_count(), 0)
+        self.assertFalse(torch.cuda.is_bf16_supported())
+        with self.assertRaisesRegex(RuntimeError, "is_available"):
+            torch.cuda.current_device()
+
+    def test_seeding_cuda_leaves_the_cpu_stream(self):
+        torch.manual_seed(3)
+        want = torch.rand(4).tolist()
+        torch.manual_seed(3)
+        self.assertIsNone(torch.cuda.manual_seed_all(99))
+        torch.cuda.manual_seed(98)
+        self.assertEqual(torch.rand(4).tolist(), want)
+
+
+def mlp_fn(x, w):
+    h = (x @ w).relu()
+    return F.softmax(h * 2.0 - 1.0, dim=-1), h.sum()
+
+
+class TestTorchCompile(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def check_equal_over_calls(self, cf, fn, calls=3):
+        for k in range(calls):
+            args = (randt(4, 5, seed=k), randt(5, 3, seed=10 + k))
+            assert_same(self, fn(*args), cf(*args), f"call {k}")
+
+    def test_backends_and_options(self):
+        options = [
+            dict(backend="openxla"), dict(backend="inductor"), dict(mode="max-autotune"),
+            dict(backend="inductor", mode="max-autotune", dynamic=False, fullgraph=False),
+            dict(dynamic=False), dict(fullgraph=True), dict(mode="reduce-overhead"), dict(backend="aot_eager"),
+        ]
+        for kw in options:
+            with self.subTest(**{k: str(v) for k, v in kw.items()}):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")  # the known names and modes warn about nothing
+                    cf = torch.compile(mlp_fn, **kw)
+                self.check_equal_over_calls(cf, mlp_fn)
+                self.assertGreater(len(dyn.debug.graphs(cf)), 0, "nothing was compiled")
+
+    def test_decorator_forms(self):
+        @torch.compile(backend="openxla")
+        def f(x, w):
+            return mlp_fn(x, w)
+
+        @torch.compile
+        def g(x, w):
+            return mlp_fn(x, w)
+
+        self.check_equal_over_calls(f, mlp_fn)
+        self.check_equal_over_calls(g, mlp_fn)
+        self.assertIs(torch.compile(mlp_fn, disable=True), mlp_fn)
+
+    def test_unknown_backend_warns(self):
+        for backend in ("no_such_backend_1", "no_such_backend_2"):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                cf = torch.compile(mlp_fn, backend=backend)
+            msgs = [str(x.message) for x in w]
+            self.assertEqual(len(msgs), 1, msgs)
+            self.assertIn(backend, msgs[0])
+            self.assertIn("default", msgs[0])
+            self.check_equal_over_calls(cf, mlp_fn, calls=2)
+
+    def test_compiled_module_passes_through(self):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Dropout(0.5), nn.Linear(6, 2))
+        cm = torch.compile(m)
+        self.assertIs(cm._orig_mod, m)
+        self.assertIs(cm.__wrapped__, m)
+        self.assertEqual([id(p) for p in cm.parameters()], [id(p) for p in m.parameters()])
+        self.assertEqual(list(dict(cm.named_parameters())), ["0.weight", "0.bias", "3.weight", "3.bias"])
+        sd = cm.state_dict()
+        self.assertEqual(list(sd), list(m.state_dict()))
+        self.assertEqual(sd["0.weight"].tolist(), m[0].weight.tolist())
+        cm.eval()
+        self.assertEqual((m.training, m[2].training, cm.training), (False, False, False))
+        x = randt(3, 4, seed=5)
+        for _ in range(2):  # eval: dropout off, so compiled equals eager
+            assert_same(self, m(x), cm(x), "eval")
+        cm.train()
+        self.assertEqual((m.training, m[2].training), (True, True))
+        # the optimizer sees the module's parameters through the compiled module
+        opt = torch.optim.SGD(cm.parameters(), lr=0.1)
+        before = copy_tensor(m[0].weight)
+        cm.eval()
+        cm(x).sum().backward()
+        opt.step()
+        self.assertFalse(np.array_equal(before.numpy(), m[0].weight.detach().numpy()))
+        # load_state_dict through the compiled module reaches the module
+        cm.load_state_dict({k: v * 0.0 for k, v in sd.items()})
+        self.assertEqual(m[3].bias.tolist(), [0.0, 0.0])
+
+    def test_compiled_module_attribute_set_reaches_module(self):
+        m = nn.Linear(2, 2)
+        m.scale = 1.0
+        cm = torch.compile(m)
+        self.assertEqual(cm.in_features, 2)
+        cm.scale = 3.0
+        self.assertEqual(m.scale, 3.0)
+
+    # BUG: torch.compile(module) is an nn.Module in PyTorch (OptimizedModule subclasses Module), so
+    # isinstance(torch.compile(m), nn.Module) is True and code that checks it keeps working; dyn's
+    # CompiledFunction is not a Module (isinstance gives False).
+    @unittest.expectedFailure
+    def test_compiled_module_is_a_module(self):
+        self.assertIsInstance(torch.compile(nn.Linear(2, 2)), nn.Module)
+
+
+class MulK(torch.autograd.Function):
+    """(x * y * k, x + y): two outputs, one non-tensor argument."""
+
+    seen_needs = None
+
+    @staticmethod
+    def forward(ctx, x, y, k):
+        ctx.save_for_backward(x, y)
+        ctx.k = k
+        MulK.seen_needs = ctx.needs_input_grad
+        MulK.grad_enabled_in_forward = torch.is_grad_enabled()
+        return x * y * k, x + y
+
+    @staticmethod
+    def backward(ctx, g_prod, g_sum):
+        x, y = ctx.saved_tensors
+        return g_prod * y * ctx.k + g_sum, g_prod * x * ctx.k + g_sum, None
+
+
+class Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x.exp()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+class WrongShape(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.sum()
+
+
+class WrongCount(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g,)
+
+
+class TestAutogradFunction(unittest.TestCase):
+    def test_two_outputs_saved_tensors_non_tensor_arg(self):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = torch.tensor([3.0, 4.0])
+        a, b = MulK.apply(x, y, 2.0)
+        self.assertEqual(MulK.seen_needs, (True, False, False))
+        self.assertFalse(MulK.grad_enabled_in_forward)
+        self.assertEqual((a.tolist(), b.tolist()), ([6.0, 16.0], [4.0, 6.0]))
+        self.assertTrue(a.requires_grad and b.requires_grad)
+        self.assertIn("grad_fn=<MulKBackward>", repr(a))
+        self.assertEqual(a.grad_fn.name(), "MulKBackward")
+        (a.sum() + (b * 10.0).sum()).backward()
+        self.assertEqual(x.grad.tolist(), [3.0 * 2 + 10, 4.0 * 2 + 10])
+        self.assertIsNone(y.grad)
+
+    def test_needs_input_grad_both(self):
+        x = torch.ones(2, requires_grad=True)
+        y = torch.full((2,), 3.0, requires_grad=True)
+        a, _ = MulK.apply(x, y, 0.5)
+        self.assertEqual(MulK.seen_needs, (True, True, False))
+        a.sum().backward()
+        self.assertEqual((x.grad.tolist(), y.grad.tolist()), ([1.5, 1.5], [0.5, 0.5]))
+
+    def test_matches_builtin_op(self):
+        v = np.array([0.3, -1.2, 2.0])
+        x1 = torch.tensor(v, requires_grad=True)
+        x2 = torch.tensor(v, requires_grad=True)
+        g = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+        (Exp.apply(x1) * 3.0).backward(g)
+        (x2.exp() * 3.0).backward(g)
+        assert_same(self, x2.grad, x1.grad, "custom exp vs exp")
+        self.assertIsNone(Exp.apply(torch.ones(2)).grad_fn)  # no input needs grad: no graph
+
+    def test_wrong_gradient_shape_and_count(self):
+        x = torch.ones(3, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, r"WrongShapeBackward.*invalid gradient.*\[3\]"):
+            WrongShape.apply(x).sum().backward()
+        y = torch.ones(3, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "incorrect number of gradients"):
+            WrongCount.apply(x, y).sum().backward()
+
+
+class TestAutogradGrad(unittest.TestCase):
+    def test_grad_of_leaves_leaves_dot_grad(self):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        w = torch.tensor([3.0, 4.0], requires_grad=True)
+        x.grad = torch.tensor([10.0, 10.0])
+        gx, gw = torch.autograd.grad((x * w * w).sum(), [x, w])
+        self.assertEqual((gx.tolist(), gw.tolist()), ([9.0, 16.0], [6.0, 16.0]))
+        self.assertEqual(x.grad.tolist(), [10.0, 10.0], "x.grad must be left as it was")
+        self.assertIsNone(w.grad, "w.grad must stay None")
+        (g,) = torch.autograd.grad((x * 3.0).sum(), x)
+        self.assertEqual(g.tolist(), [3.0, 3.0])
+        out = x * w
+        (g,) = torch.autograd.grad(out, w, grad_outputs=torch.tensor([1.0, -1.0]))
+        self.assertEqual(g.tolist(), [1.0, -2.0])
+
+    def test_unused_inputs(self):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        u = torch.zeros(1, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "allow_unused=True"):
+            torch.autograd.grad((x * 2.0).sum(), [x, u])
+        gx, gu = torch.autograd.grad((x * 2.0).sum(), [x, u], allow_unused=True)
+        self.assertEqual(gx.tolist(), [2.0, 2.0])
+        self.assertIsNone(gu)
+        self.assertIsNone(u.grad)
+        _, gu = torch.autograd.grad((x * 2.0).sum(), [x, u], materialize_grads=True)
+        self.assertEqual(gu.tolist(), [0.0])
+
+    def test_input_without_grad(self):
+        x = torch.ones(2)
+        with self.assertRaisesRegex(RuntimeError, "does not require grad"):
+            torch.autograd.grad((x * 2.0).sum(), x)
+
+
+class TestGradModes(unittest.TestCase):
+    def setUp(self):
+        self.x = torch.ones(2, requires_grad=True)
+
+    def tearDown(self):
+        self.assertTrue(torch.is_grad_enabled(), "a grad mode leaked out of its test")
+
+    def test_context_managers(self):
+        x = self.x
+        for mode in (torch.no_grad, torch.inference_mode):
+            with mode():
+                self.assertFalse((x * 2).requires_grad, mode.__name__)
+            self.assertTrue((x * 2).requires_grad)
+        with torch.inference_mode():
+            self.assertTrue(torch.is_inference_mode_enabled())
+        with torch.inference_mode(False):
+            self.assertTrue((x * 2).requires_grad)
+        with torch.no_grad():
+            with torch.enable_grad():
+                self.assertTrue((x * 2).requires_grad)
+            self.assertFalse((x * 2).requires_grad)
+        with torch.set_grad_enabled(False):
+            self.assertFalse(torch.is_grad_enabled())
+        with self.assertRaises(ValueError):
+            with torch.no_grad():
+                raise ValueError("inside")
+        self.assertTrue(torch.is_grad_enabled(), "restored after an exception")
+
+    def test_decorators(self):
+        @torch.no_grad()
+        def f_no_grad(x):
+            return x * 2
+
+        @torch.inference_mode()
+        def f_inf(x):
+            return x * 2
+
+        @torch.inference_mode
+        def f_inf_bare(x):
+            return x * 2
+
+        @torch.enable_grad()
+        def f_enable(x):
+            return x * 2
+
+        class Model:
+            @torch.no_grad()
+            def predict(self, x):
+                return x * 2
+
+            @torch.inference_mode()
+            def infer(self, x):
+                return x * 2
+
+        x = self.x
+        for name, f in (("no_grad", f_no_grad), ("inference_mode()", f_inf), ("inference_mode", f_inf_bare),
+                        ("method no_grad()", Model().predict), ("method inference_mode()", Model().infer)):
+            self.assertFalse(f(x).requires_grad, name)
+            self.assertTrue(torch.is_grad_enabled(), f"{name} restores grad mode")
+        self.assertEqual((f_no_grad.__name__, f_inf.__name__), ("f_no_grad", "f_inf"))
+        with torch.no_grad():
+            self.assertTrue(f_enable(x).requires_grad)
+            self.assertFalse(torch.is_grad_enabled())
+
+    def test_bare_inference_mode_decorator_is_a_function(self):
+        class Model:
+            @torch.inference_mode
+            def infer(self, x):
+                return x * 2
+
+        self.assertFalse(Model().infer(self.x).requires_grad)
+        self.assertEqual(Model.infer.__name__, "infer")
+
+    def test_set_grad_enabled_function(self):
+        torch.set_grad_enabled(False)
+        try:
+            self.assertFalse((self.x * 2).requires_grad)
+        finally:
+            torch.set_grad_enabled(True)
+
+
+class TestAmp(unittest.TestCase):
+    def test_autocast_warns_once_and_keeps_float32(self):
+        dyn.amp._warned.clear()  # the warning is once per process; other tests may have used autocast
+        a, b = randt(3, 4, seed=1), randt(4, 2, seed=2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with torch.amp.autocast("cpu", dtype=torch.bfloat16):
+                y = a @ b
+            with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+                z = (a @ b).relu()
+        msgs = [str(x.message) for x in w]
+        self.assertEqual(len(msgs), 1, msgs)
+        self.assertIn("no effect", msgs[0])
+        self.assertEqual((y.dtype, z.dtype), (torch.float32, torch.float32))
+        assert_same(self, a @ b, y, "autocast changes nothing")
+
+        @torch.autocast("cpu")
+        def f(x):
+            return x * 2.0
+
+        self.assertEqual(f(a).dtype, torch.float32)
+        with torch.cuda.amp.autocast():
+            self.assertEqual((a + 1).dtype, torch.float32)
+        with self.assertRaises(RuntimeError):
+            torch.amp.autocast("tpu")
+
+    def test_grad_scaler_passes_through(self):
+        def train(use_scaler):
+            torch.manual_seed(1)
+            m = nn.Linear(3, 2)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            scaler = torch.amp.GradScaler("cuda") if use_scaler else None
+            x = randt(5, 3, seed=3)
+            for _ in range(2):
+                opt.zero_grad()
+                loss = (m(x) ** 2).mean()
+                if scaler:
+                    scaler.scale(loss).backward()
+                    scaler.unscale_(opt)
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    loss.backward()
+                    opt.step()
+            return [p.detach() for p in m.parameters()]
+
+        assert_same(self, train(False), train(True), "GradScaler must not change training")
+        s = torch.cuda.amp.GradScaler()
+        loss = torch.tensor(2.5)
+        self.assertIs(s.scale(loss), loss)
+        self.assertEqual(s.get_scale(), 1.0)
+        self.assertEqual(s.state_dict(), {})
+
+
+class TestTorchXla(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_device(self):
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        dev = xm.xla_device()
+        self.assertEqual(str(dev), "xla:0")
+        self.assertEqual(dev, "xla:0")
+        self.assertEqual(dev.type, "xla")
+        self.assertEqual(torch_xla.device(), dev)
+        x = randt(2, 3, seed=1)
+        y = x.to(dev)
+        assert_same(self, x, y, "to(xla)")
+        self.assertEqual(torch.ones(2, device=dev).tolist(), [1.0, 1.0])
+        m = nn.Linear(3, 2).to(dev)
+        self.assertEqual(tuple(m(y).shape), (2, 2))
+
+    def test_mark_step_outside_region(self):
+        import torch_xla.core.xla_model as xm
+        x = randt(3, seed=2)
+        y = x * 2.0
+        xm.mark_step()
+        self.assertEqual(y.tolist(), (x * 2.0).tolist())
+        self.assertEqual(dyn.debug.events("graph_break"), [])
+
+    def test_mark_step_inside_compiled_cuts_the_graph(self):
+        import torch_xla.core.xla_model as xm
+
+        def step(x):
+            y = (x * 2.0).sin()
+            xm.mark_step()  # CUT
+            return y + 1.0
+
+        cf = torch.compile(step, backend="openxla")
+        for k in range(2):
+            x = randt(4, seed=k)
+            assert_same(self, step(x), cf(x), f"call {k}")
+        breaks = dyn.debug.events("graph_break", cf)
+        self.assertEqual(len(breaks), 1, breaks)
+        self.assertEqual(breaks[0]["break_kind"], "explicit_sync")
+        self.assertIn("mark_step", breaks[0]["source"])
+        self.assertEqual(len(dyn.debug.graphs(cf)), 2)
+
+    def test_torch_xla_compile(self):
+        import torch_xla
+
+        def fn(x, w):
+            return F.gelu(x @ w).sum(0), (x * x).mean()
+
+        cf = torch_xla.compile(fn)
+        for k in range(3):
+            args = (randt(4, 5, seed=k), randt(5, 3, seed=20 + k))
+            assert_same(self, fn(*args), cf(*args), f"call {k}")
+        graphs = dyn.debug.graphs(cf)
+        self.assertEqual(len(graphs), 1)
+        self.assertEqual(graphs[0].calls, 3)
+
+        @torch_xla.compile(full_graph=True)
+        def g(x):
+            return x.exp() - 1.0
+
+        x = randt(3, seed=9)
+        assert_same(self, (x.exp() - 1.0), g(x), "decorator")
+
+    def test_eager_mode_and_optimizer_step(self):
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        import torch_xla.experimental
+        self.assertIsNone(torch_xla.experimental.eager_mode(True))
+        self.assertTrue(torch_xla.experimental.is_eager_mode())
+        torch.manual_seed(0)
+        m = nn.Linear(2, 1).to(xm.xla_device())
+        opt = torch.optim.SGD(m.parameters(), lr=0.5)
+        before = copy_tensor(m.weight)
+        m(torch.ones(3, 2)).sum().backward()
+        xm.optimizer_step(opt, barrier=True)
+        np.testing.assert_allclose(m.weight.detach().numpy(), before.numpy() - 0.5 * 3.0, rtol=1e-6)
+        torch_xla.experimental.eager_mode(False)
+        self.assertFalse(torch_xla.experimental.is_eager_mode())
+
+
+class TestParameter(unittest.TestCase):
+    def test_is_a_tensor(self):
+        p = nn.Parameter(torch.ones(2, 2))
+        self.assertIsInstance(p, torch.Tensor)
+        self.assertIsInstance(p, nn.Parameter)
+        self.assertTrue(issubclass(nn.Parameter, torch.Tensor))
+        self.assertTrue(p.requires_grad and p.is_leaf)
+        self.assertFalse(isinstance(torch.ones(1), nn.Parameter))
+        q = nn.Parameter(torch.ones(2), requires_grad=False)
+        self.assertFalse(q.requires_grad)
+        self.assertIsInstance(nn.Linear(2, 2).weight, nn.Parameter)
+
+    def test_repr(self):
+        p = nn.Parameter(torch.tensor([1.0, 2.0]))
+        self.assertTrue(repr(p).startswith("Parameter containing:\n"), repr(p))
+        self.assertIn("tensor([1., 2.], requires_grad=True)", repr(p))
+
+    def test_ops_give_plain_tensors(self):
+        p = nn.Parameter(torch.ones(2, 2))
+        results = {"p + 1": p + 1, "p * p": p * p, "view": p.view(-1), "index": p[0], "t": p.t(), "sum": p.sum(),
+                   "detach": p.detach(), "clone": p.clone(), "to": p.to(torch.float64), "exp": torch.exp(p),
+                   "data": p.data}
+        for name, r in results.items():
+            self.assertIs(type(r), torch.Tensor, name)
+        (p * 3.0).sum().backward()
+        self.assertIs(type(p.grad), torch.Tensor)
+        self.assertEqual(p.grad.tolist(), [[3.0, 3.0], [3.0, 3.0]])
+
+    def test_shares_memory_with_data(self):
+        t = torch.zeros(3)
+        p = nn.Parameter(t)
+        with torch.no_grad():
+            p.add_(1.0)
+        self.assertEqual(t.tolist(), [1.0, 1.0, 1.0])
+
+    def test_deepcopy(self):
+        p = nn.Parameter(torch.tensor([1.0, 2.0]))
+        q = copy.deepcopy(p)
+        self.assertIs(type(q), nn.Parameter)
+        self.assertIsNot(q, p)
+        self.assertTrue(q.requires_grad and q.is_leaf)
+        self.assertEqual(q.tolist(), [1.0, 2.0])
+        with torch.no_grad():
+            q.mul_(5.0)
+        self.assertEqual(p.tolist(), [1.0, 2.0], "the copy has its own memory")
+        r = copy.deepcopy(nn.Parameter(torch.ones(1), requires_grad=False))
+        self.assertFalse(r.requires_grad)
+        m = copy.deepcopy(nn.Linear(2, 3))
+        self.assertIs(type(m.weight), nn.Parameter)
+        memo_twice = copy.deepcopy([p, p])
+        self.assertIs(memo_twice[0], memo_twice[1])
+
+    def test_plain_tensor_copy_and_pickle(self):
+        t = torch.tensor([1.0, 2.0])
+        for make in (copy.deepcopy, copy.copy, lambda x: pickle.loads(pickle.dumps(x))):
+            c = make(t)
+            self.assertIs(type(c), torch.Tensor)
+            self.assertEqual(c.tolist(), [1.0, 2.0])
+
+
+if __name__ == "__main__":
+    unittest.main()
