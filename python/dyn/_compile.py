@@ -99,11 +99,13 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         params = list(self._module.named_parameters()) if self._module is not None else None
+        # A module is called as a module, so its forward hooks run inside the region too.
+        run = self._module if self._module is not None else self._fn
         if not _dyn._region_begin(self._state, args, kwargs, self._arg_names, params):
             # Inside another region (inlined into its trace), or fallen back to eager.
-            return self._fn(*args, **kwargs)
+            return run(*args, **kwargs)
         try:
-            result = self._fn(*args, **kwargs)
+            result = run(*args, **kwargs)
         except BaseException:
             _dyn._region_abort()
             raise

@@ -151,16 +151,20 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     return out
 
 
-def _conv(fn, spatial, input, weight, bias, stride, padding, dilation, groups):
+def _check_conv_args(fn, spatial, input, weight, bias, weight_layout):
+    """The checks conv and conv_transpose share: tensors, the weight's rank and the input's rank (batched or not)."""
     check_tensor(fn, "input", input)
     check_tensor(fn, "weight", weight)
     check_tensor(fn, "bias", bias, optional=True)
     if weight.ndim != spatial + 2:
-        raise RuntimeError(f"{fn}: expected a {spatial + 2}-D weight [out_channels, in_channels / groups, kernel], "
-                           f"got size {list(weight.shape)}")
+        raise RuntimeError(f"{fn}: expected a {spatial + 2}-D weight {weight_layout}, got size {list(weight.shape)}")
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {fn}, but got "
                            f"input of size: {list(input.shape)}")
+
+
+def _conv(fn, spatial, input, weight, bias, stride, padding, dilation, groups):
+    _check_conv_args(fn, spatial, input, weight, bias, "[out_channels, in_channels / groups, kernel]")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
     unbatched = input.ndim == spatial + 1
@@ -227,15 +231,7 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
 
 
 def _conv_transpose(fn, spatial, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    check_tensor(fn, "input", input)
-    check_tensor(fn, "weight", weight)
-    check_tensor(fn, "bias", bias, optional=True)
-    if weight.ndim != spatial + 2:
-        raise RuntimeError(f"{fn}: expected a {spatial + 2}-D weight [in_channels, out_channels / groups, kernel], "
-                           f"got size {list(weight.shape)}")
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {fn}, but got "
-                           f"input of size: {list(input.shape)}")
+    _check_conv_args(fn, spatial, input, weight, bias, "[in_channels, out_channels / groups, kernel]")
     unbatched = input.ndim == spatial + 1
     x = input.unsqueeze(0) if unbatched else input
     args = [ntuple(v, spatial, name) for v, name in ((stride, "stride"), (padding, "padding"),

@@ -346,6 +346,31 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
+def _rebuild_mapping(like, converted):
+    """A mapping of like's type holding converted: a copy of like updated in place when mutable, else type(like)(...),
+    falling back to the plain dict when that type cannot be built from one."""
+    if isinstance(like, collections.abc.MutableMapping):
+        clone = copy.copy(like)
+        clone.update(converted)
+        return clone
+    try:
+        return type(like)(converted)
+    except TypeError:
+        return converted
+
+
+def _rebuild_sequence(like, converted):
+    """A sequence of like's type holding converted (a list), as _rebuild_mapping does for mappings."""
+    if isinstance(like, collections.abc.MutableSequence):
+        clone = copy.copy(like)
+        clone[:] = converted
+        return clone
+    try:
+        return type(like)(converted)
+    except TypeError:
+        return converted
+
+
 def default_convert(data):
     """Converts numpy arrays and numbers in data (recursively) to tensors; leaves everything else."""
     if isinstance(data, dyn.Tensor):
@@ -354,28 +379,14 @@ def default_convert(data):
         return _numpy_to_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         converted = {k: default_convert(v) for k, v in data.items()}
-        if isinstance(data, collections.abc.MutableMapping):
-            clone = copy.copy(data)
-            clone.update(converted)
-            return clone
-        try:
-            return type(data)(converted)
-        except TypeError:
-            return converted
+        return _rebuild_mapping(data, converted)
     if _is_namedtuple(data):
         return type(data)(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
         converted = [default_convert(d) for d in data]
-        if isinstance(data, collections.abc.MutableSequence):
-            clone = copy.copy(data)
-            clone[:] = converted
-            return clone
-        try:
-            return type(data)(converted)
-        except TypeError:
-            return converted
+        return _rebuild_sequence(data, converted)
     return data
 
 
@@ -398,14 +409,7 @@ def default_collate(batch):
         return batch
     if isinstance(elem, collections.abc.Mapping):
         collated = {key: default_collate([d[key] for d in batch]) for key in elem}
-        if isinstance(elem, collections.abc.MutableMapping):
-            clone = copy.copy(elem)
-            clone.update(collated)
-            return clone
-        try:
-            return type(elem)(collated)
-        except TypeError:
-            return collated
+        return _rebuild_mapping(elem, collated)
     if _is_namedtuple(elem):
         return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
@@ -415,14 +419,7 @@ def default_collate(batch):
         collated = [default_collate(list(samples)) for samples in zip(*batch)]
         if isinstance(elem, tuple):
             return collated  # PyTorch turns tuples into lists here
-        if isinstance(elem, collections.abc.MutableSequence):
-            clone = copy.copy(elem)
-            clone[:] = collated
-            return clone
-        try:
-            return type(elem)(collated)
-        except TypeError:
-            return collated
+        return _rebuild_sequence(elem, collated)
     raise TypeError(default_collate_err_msg_format.format(type(elem)))
 
 

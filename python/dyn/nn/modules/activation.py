@@ -166,19 +166,9 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
-class GLU(Module):
-    def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
+class _DimFunction(Module):
+    """A module calling _fn(input, dim)."""
 
-    def forward(self, input):
-        return F.glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
-
-
-class _DimSoftmax(Module):
     _fn = None
 
     def __init__(self, dim=None):
@@ -192,13 +182,20 @@ class _DimSoftmax(Module):
         return f"dim={self.dim}"
 
 
-class Softmax(_DimSoftmax):
+class GLU(_DimFunction):
+    _fn = staticmethod(F.glu)
+
+    def __init__(self, dim=-1):
+        super().__init__(dim)
+
+
+class Softmax(_DimFunction):
     _fn = staticmethod(F.softmax)
 
 
-class Softmin(_DimSoftmax):
+class Softmin(_DimFunction):
     _fn = staticmethod(F.softmin)
 
 
-class LogSoftmax(_DimSoftmax):
+class LogSoftmax(_DimFunction):
     _fn = staticmethod(F.log_softmax)

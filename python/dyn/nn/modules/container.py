@@ -28,7 +28,38 @@ def _compressed_repr(module):
     return type(module).__name__ + ("(\n  " + "\n  ".join(lines) + "\n)" if lines else "()")
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: submodules in order, registered as '0', '1', ..."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def _renumber(self, modules):
+        """Registers modules afresh as '0', '1', ... in place of the current submodules."""
+        self._modules.clear()
+        for j, m in enumerate(modules):
+            self.add_module(str(j), m)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._renumber(items)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules called in order, each on the previous one's output."""
 
     def __init__(self, *args):
@@ -54,33 +85,7 @@ class Sequential(Module):
         for key in (keys[i] if isinstance(i, slice) else [keys[_index(i, len(keys), "Sequential")]]):
             del self._modules[key]
         # renumber, as PyTorch does, so that indices stay 0..n-1
-        items = list(self._modules.values())
-        self._modules.clear()
-        for j, m in enumerate(items):
-            self._modules[str(j)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for j, m in enumerate(items):
-            self.add_module(str(j), m)
-        return self
+        self._renumber(list(self._modules.values()))
 
     def forward(self, input):
         for m in self._modules.values():
@@ -88,7 +93,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of submodules, registered as '0', '1', ... (no forward of its own)."""
 
     def __init__(self, modules=None):
@@ -107,15 +112,7 @@ class ModuleList(Module):
     def __delitem__(self, i):
         items = list(self._modules.values())
         del items[i]
-        self._modules.clear()
-        for j, m in enumerate(items):
-            self._modules[str(j)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+        self._renumber(items)
 
     def __iadd__(self, modules):
         return self.extend(modules)
@@ -123,77 +120,83 @@ class ModuleList(Module):
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for j, m in enumerate(items):
-            self.add_module(str(j), m)
+    def insert(self, index, module):  # returns None, as PyTorch's ModuleList.insert does
+        super().insert(index, module)
 
     def __repr__(self):
         return _compressed_repr(self)
 
 
-class ModuleDict(Module):
+class _NamedDict(Module):
+    """Shared dict interface of ModuleDict and ParameterDict over one of the Module's own dicts."""
+
+    def __init__(self, entries=None):
+        super().__init__()
+        if entries is not None:
+            self.update(entries)
+
+    def _entries(self):
+        raise NotImplementedError
+
+    def __getitem__(self, key):
+        return self._entries()[key]
+
+    def __delitem__(self, key):
+        del self._entries()[key]
+
+    def __len__(self):
+        return len(self._entries())
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key):
+        return key in self._entries()
+
+    def clear(self):
+        self._entries().clear()
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def keys(self):
+        return self._entries().keys()
+
+    def values(self):
+        return self._entries().values()
+
+    def items(self):
+        return self._entries().items()
+
+    def update(self, entries):
+        pairs = entries.items() if hasattr(entries, "items") else entries
+        for key, value in pairs:
+            self[key] = value
+
+
+class ModuleDict(_NamedDict):
     """Submodules by name, in insertion order."""
 
     def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
+        super().__init__(modules)
 
-    def __getitem__(self, key):
-        return self._modules[key]
+    def _entries(self):
+        return self._modules
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
 
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def clear(self):
-        self._modules.clear()
-
-    def pop(self, key):
-        m = self._modules[key]
-        del self._modules[key]
-        return m
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
-
-    def update(self, modules):
-        pairs = modules.items() if hasattr(modules, "items") else modules
-        for key, m in pairs:
-            self[key] = m
-
 
 def _as_parameter(value):
     return value if is_parameter(value) or value is None else Parameter(value)
+
+
+def _parameter_lines(pairs):
+    """extra_repr of ParameterList/ParameterDict: one '(name): Parameter containing: [...]' line a parameter."""
+    return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+                     for k, p in pairs)
 
 
 class ParameterList(Module):
@@ -228,50 +231,20 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
-                         for i, p in enumerate(self))
+        return _parameter_lines(enumerate(self))
 
 
-class ParameterDict(Module):
+class ParameterDict(_NamedDict):
     """Parameters by name; plain tensors are wrapped in Parameter."""
 
     def __init__(self, parameters=None):
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+        super().__init__(parameters)
 
-    def __getitem__(self, key):
-        return self._parameters[key]
+    def _entries(self):
+        return self._parameters
 
     def __setitem__(self, key, value):
         self.register_parameter(key, _as_parameter(value))
 
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def values(self):
-        return self._parameters.values()
-
-    def items(self):
-        return self._parameters.items()
-
-    def update(self, parameters):
-        pairs = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, v in pairs:
-            self[key] = v
-
     def extra_repr(self):
-        return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
-                         for k, p in self.items())
+        return _parameter_lines(self.items())

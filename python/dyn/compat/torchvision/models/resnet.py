@@ -13,7 +13,15 @@ def conv1x1(in_planes, out_planes, stride=1):
     return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
 
 
-class BasicBlock(nn.Module):
+class _ResidualBlock(nn.Module):
+    """What BasicBlock and Bottleneck share: relu(main branch + x, through downsample when there is one)."""
+
+    def _add_identity(self, out, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + identity)
+
+
+class BasicBlock(_ResidualBlock):
     expansion = 1
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64, dilation=1,
@@ -33,15 +41,11 @@ class BasicBlock(nn.Module):
         self.stride = stride
 
     def forward(self, x):
-        identity = x
         out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)
-        return self.relu(out + identity)
+        return self._add_identity(self.bn2(self.conv2(out)), x)
 
 
-class Bottleneck(nn.Module):
+class Bottleneck(_ResidualBlock):
     expansion = 4
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64, dilation=1,
@@ -60,13 +64,9 @@ class Bottleneck(nn.Module):
         self.stride = stride
 
     def forward(self, x):
-        identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
-        out = self.bn3(self.conv3(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)
-        return self.relu(out + identity)
+        return self._add_identity(self.bn3(self.conv3(out)), x)
 
 
 class ResNet(nn.Module):
