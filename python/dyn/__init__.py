@@ -63,16 +63,6 @@ del _name, _row
 negative = neg
 
 
-def mm(input, mat2):
-    """Matrix product of two 2-D tensors (no broadcasting: use matmul for batches)."""
-    if input.dim() != 2:
-        raise RuntimeError(f"self must be a matrix, got a {input.dim()}-D tensor; use dyn.matmul for batched products")
-    if mat2.dim() != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got a {mat2.dim()}-D tensor; use dyn.matmul for batched products")
-    return matmul(input, mat2)
-
-
-
 class return_types:
     """Named tuples returned by reductions, as torch.return_types."""
 

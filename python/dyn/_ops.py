@@ -735,6 +735,16 @@ def bmm(input, mat2):
     return input.matmul(mat2)
 
 
+@method(name="mm")
+def _mm(input, mat2):
+    """Matrix product of two 2-D tensors (no broadcasting: use matmul for batches)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"self must be a matrix, got a {input.dim()}-D tensor; use dyn.matmul for batched products")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got a {mat2.dim()}-D tensor; use dyn.matmul for batched products")
+    return input.matmul(mat2)
+
+
 @method
 def mv(input, vec):
     return input.matmul(vec)

@@ -468,6 +468,23 @@ class inference_mode(_GradMode):
         super().__init__(False if mode else None)
 
 
+def _legacy_tensor_type(dtype, name):
+    def make(*args):
+        """The pre-0.4 constructor: a list or array gives its values, sizes give an uninitialized tensor."""
+        if len(args) == 1 and not isinstance(args[0], builtins.int):
+            return _dyn.tensor(args[0], dtype=dtype) if not isinstance(args[0], Tensor) else args[0].to(dtype)
+        return _dyn.empty(*args, dtype=dtype)
+
+    make.__name__ = name
+    return make
+
+
+FloatTensor = _legacy_tensor_type(_dyn.float32, "FloatTensor")
+DoubleTensor = _legacy_tensor_type(_dyn.float64, "DoubleTensor")
+LongTensor = _legacy_tensor_type(_dyn.int64, "LongTensor")
+BoolTensor = _legacy_tensor_type(_dyn.bool, "BoolTensor")
+
+
 def is_inference_mode_enabled():
     return not _dyn.is_grad_enabled()
 
@@ -516,5 +533,5 @@ __all__ = [
     "cartesian_prod", "hstack", "vstack", "column_stack", "block_diag", "einsum", "finfo", "iinfo",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_default_device", "get_default_device",
     "set_printoptions", "is_nonzero", "numel", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-    "seed", "inference_mode", "is_inference_mode_enabled",
+    "seed", "inference_mode", "is_inference_mode_enabled", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor",
 ]

@@ -583,3 +583,9 @@ def _warn_about_workers(num_workers):
         RuntimeWarning,
         stacklevel=3,
     )
+
+
+# PyTorch's torch.utils.data is a package (torch.utils.data.dataloader, .dataset, .sampler); here it
+# is one module. An empty __path__ lets those submodule imports reach dyn's torch finder, which maps
+# them onto this module.
+__path__ = []

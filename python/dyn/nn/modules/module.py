@@ -108,6 +108,9 @@ class Module:
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
+            if name in modules:  # replacing a child keeps its place, as PyTorch (children() order)
+                modules[name] = value
+                return
             forget()
             modules[name] = value
         elif modules is not None and name in modules:
