@@ -37,12 +37,9 @@ PyDType dtype_objects[kNumDTypes];
 }  // namespace
 
 PyTypeObject DTypeType = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "dyn.dtype";
-  t.tp_basicsize = sizeof(PyDType);
+  PyTypeObject t = new_type("dyn.dtype", sizeof(PyDType), nullptr, Py_TPFLAGS_DEFAULT,
+                            "An element type: dyn.float32, dyn.float64, dyn.int64 or dyn.bool.");
   t.tp_repr = dtype_repr;
-  t.tp_flags = Py_TPFLAGS_DEFAULT;
-  t.tp_doc = "An element type: dyn.float32, dyn.float64, dyn.int64 or dyn.bool.";
   t.tp_getset = dtype_getset;
   return t;
 }();
@@ -52,11 +49,6 @@ PyObject* dtype_object(DType t) { return reinterpret_cast<PyObject*>(&dtype_obje
 namespace {
 
 // ---- module functions ----
-
-using Args = PyObject* const*;
-#define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) \
-  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
 
 // Splits f(*size, dtype=..., requires_grad=...) keyword arguments off a creation call.
 struct CreationKw {
@@ -99,18 +91,15 @@ Dims creation_shape(const char* fn, Args args, Py_ssize_t nargs) { return shape_
 
 template <int Fill>
 DYN_FAST(f_fill) {
-  DYN_TRY
   const char* fn = Fill == 0 ? "zeros" : Fill == 1 ? "ones" : "empty";
   CreationKw c = creation_kw(fn, args, nargs, kw);
   Dims shape = creation_shape(fn, args, nargs);
   DType d = c.dtype.value_or(default_float_dtype());
   Tensor t = Fill == 2 ? Tensor::empty(shape, d) : ops::full(shape, Scalar::from_int(Fill), d);
   return finish(t, c);
-  DYN_CATCH
 }
 
 DYN_FAST(f_full) {
-  DYN_TRY
   PyObject* a[5];
   parse_args("full", args, nargs, kw, {"size", "fill_value", "dtype", "requires_grad", "device"}, 2, a);
   check_device("full", a[4]);
@@ -120,23 +109,19 @@ DYN_FAST(f_full) {
   c.requires_grad = bool_arg("full", "requires_grad", a[3], false);
   Dims shape = dims_arg("full", "size", a[0]);
   return finish(ops::full(shape, v, c.dtype.value_or(scalar_dtype(v))), c);
-  DYN_CATCH
 }
 
 template <int Kind>  // 0 rand, 1 randn
 DYN_FAST(f_random) {
-  DYN_TRY
   const char* fn = Kind == 0 ? "rand" : "randn";
   CreationKw c = creation_kw(fn, args, nargs, kw);
   Dims shape = creation_shape(fn, args, nargs);
   DType d = c.dtype.value_or(default_float_dtype());
   GeneratorScope g(fn, c.generator);
   return finish(Kind == 0 ? ops::rand(shape, d) : ops::randn(shape, d), c);
-  DYN_CATCH
 }
 
 DYN_FAST(f_randint) {
-  DYN_TRY
   PyObject* a[7];
   parse_args("randint", args, nargs, kw, {"low", "high", "size", "dtype", "requires_grad", "device", "generator"}, 2,
              a);
@@ -154,11 +139,9 @@ DYN_FAST(f_randint) {
   }
   return wrap(
       ops::randint(low, high, dims_arg("randint", "size", size), dtype_arg("randint", a[3]).value_or(DType::Int64)));
-  DYN_CATCH
 }
 
 DYN_FAST(f_arange) {
-  DYN_TRY
   PyObject* a[6];
   parse_args("arange", args, nargs, kw, {"start", "end", "step", "dtype", "requires_grad", "device"}, 1, a);
   Scalar start = Scalar::from_int(0), end, step = Scalar::from_int(1);
@@ -173,13 +156,11 @@ DYN_FAST(f_arange) {
   CreationKw c;
   c.requires_grad = bool_arg("arange", "requires_grad", a[4], false);
   return finish(ops::arange(start, end, step, dtype_arg("arange", a[3])), c);
-  DYN_CATCH
 }
 
 // zeros_like and friends: Kind 0 zeros, 1 ones, 2 empty, 3 rand, 4 randn, 5 full
 template <int Kind>
 DYN_FAST(f_like) {
-  DYN_TRY
   static const char* names[] = {"zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like"};
   const char* fn = names[Kind];
   PyObject* a[5];
@@ -216,28 +197,23 @@ DYN_FAST(f_like) {
       break;
   }
   return finish(t, c);
-  DYN_CATCH
 }
 
 DYN_FAST(f_tensor) {
-  DYN_TRY
   PyObject* a[4];
   parse_args("tensor", args, nargs, kw, {"data", "dtype", "requires_grad", "device"}, 1, a);
   check_device("tensor", a[3]);
   CreationKw c;
   c.requires_grad = bool_arg("tensor", "requires_grad", a[2], false);
   return finish(tensor_from_data(a[0], dtype_arg("tensor", a[1])), c);
-  DYN_CATCH
 }
 
 DYN_FAST(f_from_numpy) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("from_numpy", args, nargs, kw, {"ndarray"}, 1, a);
   if (!PyObject_CheckBuffer(a[0]))
     throw_type_error(fmt::format("expected np.ndarray (got {})", Py_TYPE(a[0])->tp_name));
   return wrap(tensor_from_buffer(a[0]));
-  DYN_CATCH
 }
 
 std::vector<Tensor> tensor_list(const char* fn, PyObject* seq_obj) {
@@ -260,18 +236,15 @@ std::vector<Tensor> tensor_list(const char* fn, PyObject* seq_obj) {
 
 template <bool Stack>
 DYN_FAST(f_cat) {
-  DYN_TRY
   const char* fn = Stack ? "stack" : "cat";
   PyObject* a[2];
   parse_args(fn, args, nargs, kw, {"tensors", "dim"}, 1, a);
   int64_t dim = a[1] ? int_arg(fn, "dim", a[1]) : 0;
   auto ts = tensor_list(fn, a[0]);
   return wrap(Stack ? ops::stack(ts, dim) : ops::cat(ts, dim));
-  DYN_CATCH
 }
 
 DYN_FAST(f_where) {
-  DYN_TRY
   PyObject* a[3];
   parse_args("where", args, nargs, kw, {"condition", "input", "other"}, 3, a);
   auto arg = [](PyObject* o) {
@@ -280,27 +253,21 @@ DYN_FAST(f_where) {
     return ops::full(Dims{}, s, scalar_dtype(s));
   };
   return wrap(ops::where(tensor_arg("where", "condition", a[0]), arg(a[1]), arg(a[2])));
-  DYN_CATCH
 }
 
 DYN_FAST(f_manual_seed) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("manual_seed", args, nargs, kw, {"seed"}, 1, a);
   manual_seed(static_cast<uint64_t>(int_arg("manual_seed", "seed", a[0])));
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_initial_seed) {
-  DYN_TRY
   parse_args("initial_seed", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromUnsignedLongLong(initial_seed());
-  DYN_CATCH
 }
 
 DYN_FAST(f_set_num_threads) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("set_num_threads", args, nargs, kw, {"num"}, 1, a);
   int64_t n = int_arg("set_num_threads", "num", a[0]);
@@ -308,27 +275,21 @@ DYN_FAST(f_set_num_threads) {
   set_num_threads(static_cast<int>(n));
   blas_set_threads(static_cast<int>(n));
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_get_num_threads) {
-  DYN_TRY
   parse_args("get_num_threads", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromLong(get_num_threads());
-  DYN_CATCH
 }
 
 DYN_FAST(f_get_default_dtype) {
-  DYN_TRY
   parse_args("get_default_dtype", args, nargs, kw, {}, 0, nullptr);
   PyObject* d = dtype_object(default_float_dtype());
   Py_INCREF(d);
   return d;
-  DYN_CATCH
 }
 
 DYN_FAST(f_set_default_dtype) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("set_default_dtype", args, nargs, kw, {"d"}, 1, a);
   auto d = dtype_arg("set_default_dtype", a[0]);
@@ -336,45 +297,35 @@ DYN_FAST(f_set_default_dtype) {
             "only floating-point types are supported as the default type (dyn.float32 or dyn.float64)");
   set_default_float_dtype(*d);
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_blas_info) {
-  DYN_TRY
   parse_args("blas_info", args, nargs, kw, {}, 0, nullptr);
   const BlasInfo& b = blas_info();
   return Py_BuildValue("{s:O,s:s,s:s}", "loaded", b.loaded ? Py_True : Py_False, "library", b.library.c_str(), "core",
                        b.core.c_str());
-  DYN_CATCH
 }
 
 DYN_FAST(f_is_grad_enabled) {
-  DYN_TRY
   parse_args("is_grad_enabled", args, nargs, kw, {}, 0, nullptr);
   return PyBool_FromLong(grad_enabled());
-  DYN_CATCH
 }
 
 DYN_FAST(f_set_grad_enabled) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("_set_grad_enabled", args, nargs, kw, {"mode"}, 1, a);
   set_grad_enabled(bool_arg("set_grad_enabled", "mode", a[0], true));
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_is_tensor) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("is_tensor", args, nargs, kw, {"obj"}, 1, a);
   return PyBool_FromLong(is_tensor(a[0]));
-  DYN_CATCH
 }
 
 // The op table as data, for the checks that Python has every op the table promises.
 DYN_FAST(f_op_table) {
-  DYN_TRY
   parse_args("_op_table", args, nargs, kw, {}, 0, nullptr);
   PyObject* list = PyList_New(0);
   if (!list) return nullptr;
@@ -395,7 +346,6 @@ DYN_FAST(f_op_table) {
     Py_DECREF(row);
   }
   return list;
-  DYN_CATCH
 }
 
 PyMethodDef module_functions[] = {

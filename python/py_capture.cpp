@@ -114,19 +114,10 @@ PyGetSetDef state_getset[] = {
 };
 
 PyTypeObject CompiledStateType = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "dyn._CompiledState";
-  t.tp_basicsize = sizeof(PyCompiledState);
-  t.tp_dealloc = state_dealloc;
-  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  PyTypeObject t = new_type("dyn._CompiledState", sizeof(PyCompiledState), state_dealloc, Py_TPFLAGS_DEFAULT, nullptr);
   t.tp_getset = state_getset;
   return t;
 }();
-
-using Args = PyObject* const*;
-#define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) \
-  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
 
 std::string str_arg(const char* fn, const char* arg, PyObject* o) {
   if (!o || !PyUnicode_Check(o)) throw_type_error(fmt::format("{}(): argument '{}' must be str", fn, arg));
@@ -134,7 +125,6 @@ std::string str_arg(const char* fn, const char* arg, PyObject* o) {
 }
 
 DYN_FAST(f_compiled_state) {
-  DYN_TRY
   PyObject* a[6];
   parse_args("_compiled_state", args, nargs, kw,
              {"name", "fullgraph", "cache_limit", "backend", "recreated", "defined_at"}, 4, a);
@@ -150,7 +140,6 @@ DYN_FAST(f_compiled_state) {
   if (a[4]) s->fn->recreated = static_cast<int>(int_arg("compile", "recreated", a[4]));
   if (a[5]) s->fn->defined_at = str_arg("compile", "defined_at", a[5]);
   return reinterpret_cast<PyObject*>(s);
-  DYN_CATCH
 }
 
 // Tags the tensors among a call's arguments (and one or two levels inside lists, tuples, dicts).
@@ -180,7 +169,6 @@ void name_tensors(Capture* c, PyObject* o, const std::string& name, InputKind ki
 // _region_begin(state, args, kwargs, param_names, module_params): enters a region and names the
 // tensors entering it. False when a region is already active (inline) or the function fell back.
 DYN_FAST(f_region_begin) {
-  DYN_TRY
   PyObject* a[5];
   parse_args("_region_begin", args, nargs, kw, {"state", "args", "kwargs", "names", "params"}, 1, a);
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
@@ -220,7 +208,6 @@ DYN_FAST(f_region_begin) {
     return nullptr;
   }
   Py_RETURN_TRUE;
-  DYN_CATCH
 }
 
 // The one warning a function gets when it falls back to eager (cache_limit reached).
@@ -233,7 +220,6 @@ int warn_fallback(CompiledFunction* fn) {
 }
 
 DYN_FAST(f_region_end) {
-  DYN_TRY
   parse_args("_region_end", args, nargs, kw, {}, 0, nullptr);
   Capture* c = Capture::active();
   if (!c) Py_RETURN_NONE;
@@ -241,22 +227,18 @@ DYN_FAST(f_region_end) {
   Capture::end();
   if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_region_abort) {
-  DYN_TRY
   parse_args("_region_abort", args, nargs, kw, {}, 0, nullptr);
   Capture* c = Capture::active();
   auto* fn = c ? const_cast<CompiledFunction*>(&c->function()) : nullptr;
   Capture::abort();
   if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_guards) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("_guards", args, nargs, kw, {"state"}, 1, a);
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_guards(): expected a compiled function state");
@@ -273,11 +255,9 @@ DYN_FAST(f_guards) {
     Py_DECREF(lines);
   }
   return out;
-  DYN_CATCH
 }
 
 DYN_FAST(f_name_input) {
-  DYN_TRY
   PyObject* a[3];
   parse_args("_name_input", args, nargs, kw, {"tensor", "kind", "name"}, 3, a);
   if (Capture* c = Capture::active()) {
@@ -287,31 +267,24 @@ DYN_FAST(f_name_input) {
                   str_arg("_name_input", "name", a[2]));
   }
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_sync) {
-  DYN_TRY
   parse_args("sync", args, nargs, kw, {}, 0, nullptr);
   if (Capture* c = Capture::active()) c->graph_break(BreakKind::ExplicitSync, "dyn.sync()");
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(f_capture_active) {
-  DYN_TRY
   parse_args("_capture_active", args, nargs, kw, {}, 0, nullptr);
   return PyBool_FromLong(Capture::active() != nullptr);
-  DYN_CATCH
 }
 
 DYN_FAST(f_set_package_dir) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("_set_package_dir", args, nargs, kw, {"path"}, 1, a);
   g_package_dir = str_arg("_set_package_dir", "path", a[0]);
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 // ---- debug queries ----
@@ -348,17 +321,14 @@ void put_where(PyObject* d, const SourceStack& where) {
 
 // Events reach Python through the query's one serializer; dyn.debug shapes the dicts.
 DYN_FAST(f_events) {
-  DYN_TRY
   parse_args("_events", args, nargs, kw, {}, 0, nullptr);
   std::string all = "[";
   for (const Event& e : query::events()) all += (all.size() > 1 ? ", " : "") + query::event_json(e);
   all += "]";
   return PyUnicode_FromStringAndSize(all.data(), static_cast<Py_ssize_t>(all.size()));
-  DYN_CATCH
 }
 
 DYN_FAST(f_counters) {
-  DYN_TRY
   parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
   const Counters& c = query::counters();
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
@@ -366,7 +336,6 @@ DYN_FAST(f_counters) {
                        "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
                        static_cast<Py_ssize_t>(query::graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
                        "compile_s", c.compile_s, "execute_s", c.execute_s);
-  DYN_CATCH
 }
 
 PyObject* int_list(const std::vector<int>& v) {
@@ -415,7 +384,6 @@ PyObject* graph_dict(const GraphRecord& r) {
 }
 
 DYN_FAST(f_graphs) {
-  DYN_TRY
   parse_args("_graphs", args, nargs, kw, {}, 0, nullptr);
   PyObject* list = PyList_New(0);
   for (const GraphRecord* r : query::graphs()) {
@@ -424,33 +392,26 @@ DYN_FAST(f_graphs) {
     Py_DECREF(d);
   }
   return list;
-  DYN_CATCH
 }
 
 DYN_FAST(f_dot) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("_dot", args, nargs, kw, {"target"}, 1, a);
   std::string s = viz::dot_text(str_arg("dot", "target", a[0]));
   return str_obj(s);
-  DYN_CATCH
 }
 
 DYN_FAST(f_render) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("_render", args, nargs, kw, {"target", "format"}, 2, a);
   std::string data = viz::render(viz::dot_text(str_arg("render", "target", a[0])), str_arg("render", "format", a[1]));
   return PyBytes_FromStringAndSize(data.data(), static_cast<Py_ssize_t>(data.size()));
-  DYN_CATCH
 }
 
 DYN_FAST(f_reset) {
-  DYN_TRY
   parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
   query::reset();
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 PyMethodDef capture_functions[] = {

@@ -51,6 +51,39 @@ PyObject* translate_exception();
 void parse_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                 std::initializer_list<const char*> names, int required, PyObject** out);
 
+// A static type with the fields every type of ours sets; the caller adds its own slots.
+inline PyTypeObject new_type(const char* name, Py_ssize_t basicsize, destructor dealloc, unsigned long flags,
+                             const char* doc) {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = name;
+  t.tp_basicsize = basicsize;
+  t.tp_dealloc = dealloc;
+  t.tp_flags = flags;
+  t.tp_doc = doc;
+  return t;
+}
+
+// ---- fast-call bindings (METH_FASTCALL | METH_KEYWORDS) ----
+using Args = PyObject* const*;
+using FastFn = PyObject* (*)(PyObject*, Args, Py_ssize_t, PyObject*);
+// A binding's body may throw; DYN_ENTRY registers it behind guarded<>, which turns the C++
+// exception into the Python one, so no body repeats the try/catch.
+#define DYN_FAST(name) PyObject* name([[maybe_unused]] PyObject* self, Args args, Py_ssize_t nargs, PyObject* kw)
+template <FastFn Fn>
+PyObject* guarded(PyObject* self, Args args, Py_ssize_t nargs, PyObject* kw) noexcept {
+  try {
+    return Fn(self, args, nargs, kw);
+  } catch (...) {
+    return translate_exception();
+  }
+}
+template <FastFn Fn>
+PyCFunction fast_cfunction() {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(guarded<Fn>));
+}
+#define DYN_ENTRY(pyname, fn, doc) \
+  { pyname, ::dyn::py::fast_cfunction<fn>(), METH_FASTCALL | METH_KEYWORDS, doc }
+
 // ---- conversions; each throws a TypeError naming fn and arg on a wrong type ----
 bool to_scalar(PyObject* o, Scalar* out);  // false if o is not a Python/numpy number
 Scalar scalar_arg(const char* fn, const char* arg, PyObject* o);

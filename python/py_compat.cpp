@@ -90,33 +90,23 @@ GeneratorScope::~GeneratorScope() {
 
 namespace {
 
-using Args = PyObject* const*;
-#define DYN_FAST(name) PyObject* name(PyObject*, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) \
-  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
-
 DYN_FAST(f_cumsum) {
-  DYN_TRY
   PyObject* a[3];
   parse_args("cumsum", args, nargs, kw, {"input", "dim", "reverse"}, 2, a);
   return wrap(ops::cumsum(tensor_arg("cumsum", "input", a[0]), int_arg("cumsum", "dim", a[1]),
                           bool_arg("cumsum", "reverse", a[2], false)));
-  DYN_CATCH
 }
 
 DYN_FAST(f_sort) {
-  DYN_TRY
   PyObject* a[3];
   parse_args("sort", args, nargs, kw, {"input", "dim", "descending"}, 3, a);
   auto [v, i] = ops::sort(tensor_arg("sort", "input", a[0]), int_arg("sort", "dim", a[1]),
                           bool_arg("sort", "descending", a[2], false));
   return Py_BuildValue("(NN)", wrap(v), wrap(i));
-  DYN_CATCH
 }
 
 // _scatter(base, dim, index, src, add): scatter_add when add, else scatter.
 DYN_FAST(f_scatter) {
-  DYN_TRY
   PyObject* a[5];
   parse_args("scatter", args, nargs, kw, {"input", "dim", "index", "src", "add"}, 5, a);
   const char* fn = PyObject_IsTrue(a[4]) ? "scatter_add" : "scatter";
@@ -125,22 +115,18 @@ DYN_FAST(f_scatter) {
   const Tensor& idx = tensor_arg(fn, "index", a[2]);
   const Tensor& src = tensor_arg(fn, "src", a[3]);
   return wrap(PyObject_IsTrue(a[4]) ? ops::scatter_add(base, dim, idx, src) : ops::scatter(base, dim, idx, src));
-  DYN_CATCH
 }
 
 DYN_FAST(f_index_add) {
-  DYN_TRY
   PyObject* a[4];
   parse_args("index_add", args, nargs, kw, {"input", "dim", "index", "source"}, 4, a);
   return wrap(ops::index_add(tensor_arg("index_add", "input", a[0]), int_arg("index_add", "dim", a[1]),
                              tensor_arg("index_add", "index", a[2]), tensor_arg("index_add", "source", a[3])));
-  DYN_CATCH
 }
 
 // Methods written in Python (python/dyn/_ops.py) join dyn.Tensor's own: Tensor is a static type,
 // which Python code may not set attributes on.
 DYN_FAST(f_add_tensor_methods) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("_add_tensor_methods", args, nargs, kw, {"methods"}, 1, a);
   if (!PyDict_Check(a[0])) throw_type_error("_add_tensor_methods(): expected a dict of name -> function");
@@ -150,12 +136,10 @@ DYN_FAST(f_add_tensor_methods) {
     if (PyDict_SetItem(TensorType.tp_dict, k, v) < 0) throw PythonErrorSet{};
   PyType_Modified(&TensorType);
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 // An instance of a Python subclass of dyn.Tensor (nn.Parameter) holding the same tensor.
 DYN_FAST(f_as_subclass) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("_as_subclass", args, nargs, kw, {"cls", "tensor"}, 2, a);
   if (!PyType_Check(a[0]) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(a[0]), &TensorType))
@@ -167,16 +151,13 @@ DYN_FAST(f_as_subclass) {
   new (&reinterpret_cast<PyTensor*>(o)->t) Tensor(t);
   reinterpret_cast<PyTensor*>(o)->weakrefs = nullptr;
   return o;
-  DYN_CATCH
 }
 
 DYN_FAST(f_check_device) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("_check_device", args, nargs, kw, {"fn", "device"}, 2, a);
   check_device(PyUnicode_Check(a[0]) ? PyUnicode_AsUTF8(a[0]) : "device", a[1]);
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 // Owns a reference to a Python object from C++ (a callback kept by a grad node).
@@ -201,7 +182,6 @@ std::vector<Tensor> tensor_list(const char* fn, PyObject* seq) {
 // _custom_grad(inputs, outputs, name, backward): outputs get one grad node whose derivative calls
 // backward(*grads) -> one gradient (or None) per input. torch.autograd.Function is built on it.
 DYN_FAST(f_custom_grad) {
-  DYN_TRY
   PyObject* a[4];
   parse_args("_custom_grad", args, nargs, kw, {"inputs", "outputs", "name", "backward"}, 4, a);
   std::vector<Tensor> in = tensor_list("_custom_grad", a[0]);
@@ -250,7 +230,6 @@ DYN_FAST(f_custom_grad) {
     Py_DECREF(fast);
   };
   return PyBool_FromLong(record_custom_grad(in, out, name, std::move(backward)));
-  DYN_CATCH
 }
 
 PyMethodDef compat_functions[] = {

@@ -244,6 +244,14 @@ struct Collected {
   std::vector<double> f;
   std::vector<int64_t> i;
   bool any_float = false, all_bool = true, any_value = false;
+
+  void add(const Scalar& s) {
+    any_value = true;
+    any_float |= s.kind == Scalar::Float;
+    all_bool &= s.kind == Scalar::Bool;
+    f.push_back(s.to_double());
+    i.push_back(s.to_int());
+  }
 };
 
 void collect(PyObject* o, int depth, Collected* c) {
@@ -257,22 +265,14 @@ void collect(PyObject* o, int depth, Collected* c) {
         : t.dtype() == DType::Bool ? Scalar::from_bool(ops::item_int(t) != 0)
                                    : Scalar::from_int(ops::item_int(t));
     if (depth != c->shape.size()) fail(ErrorKind::Value, "expected sequence at dim {} (got a number)", depth);
-    c->any_value = true;
-    c->any_float |= s.kind == Scalar::Float;
-    c->all_bool &= s.kind == Scalar::Bool;
-    c->f.push_back(s.to_double());
-    c->i.push_back(s.to_int());
+    c->add(s);
     return;
   }
   Scalar s;
   if (to_scalar(o, &s)) {
     if (depth != c->shape.size())
       fail(ErrorKind::Value, "expected sequence of length {} at dim {} (got a number)", c->shape[depth], depth);
-    c->any_value = true;
-    c->any_float |= s.kind == Scalar::Float;
-    c->all_bool &= s.kind == Scalar::Bool;
-    c->f.push_back(s.to_double());
-    c->i.push_back(s.to_int());
+    c->add(s);
     return;
   }
   if (!PySequence_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o))

@@ -14,11 +14,6 @@ namespace dyn::py {
 
 namespace {
 
-using Args = PyObject* const*;
-#define DYN_FAST(name) PyObject* name(PyObject* self, Args args, Py_ssize_t nargs, PyObject* kw)
-#define DYN_ENTRY(pyname, fn, doc) \
-  { pyname, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), METH_FASTCALL | METH_KEYWORDS, doc }
-
 const Tensor& T(PyObject* self) { return unwrap(self); }
 Tensor& Tm(PyObject* self) { return reinterpret_cast<PyTensor*>(self)->t; }
 
@@ -26,20 +21,16 @@ Tensor& Tm(PyObject* self) { return reinterpret_cast<PyTensor*>(self)->t; }
 
 template <OpId Op>
 DYN_FAST(m_unary) {
-  DYN_TRY
   parse_args(op_name(Op).data(), args, nargs, kw, {}, 0, nullptr);
   return wrap(ops::unary(Op, T(self)));
-  DYN_CATCH
 }
 
 template <OpId Op>
 DYN_FAST(m_unary_) {
-  DYN_TRY
   parse_args(op_name(Op).data(), args, nargs, kw, {}, 0, nullptr);
   ops::unary_(Op, Tm(self));
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 // other: a tensor or a Python number; alpha (add/sub) scales other first, as torch.add does.
@@ -59,18 +50,15 @@ Tensor binary_with(OpId op, const Tensor& a, PyObject* other, PyObject* alpha) {
 
 template <OpId Op>
 DYN_FAST(m_binary) {
-  DYN_TRY
   PyObject* a[2];
   parse_args(op_name(Op).data(), args, nargs, kw, {"other", "alpha"}, 1, a);
   if (a[1] && Op != OpId::add && Op != OpId::sub)
     throw_type_error(fmt::format("{}() got an unexpected keyword argument 'alpha'", op_name(Op)));
   return wrap(binary_with(Op, T(self), a[0], a[1]));
-  DYN_CATCH
 }
 
 template <OpId Op>
 DYN_FAST(m_binary_) {
-  DYN_TRY
   PyObject* a[2];
   parse_args(op_name(Op).data(), args, nargs, kw, {"other", "alpha"}, 1, a);
   Scalar s;
@@ -84,20 +72,16 @@ DYN_FAST(m_binary_) {
   }
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 DYN_FAST(m_zero_) {
-  DYN_TRY
   parse_args("zero_", args, nargs, kw, {}, 0, nullptr);
   ops::fill_(Tm(self), Scalar::from_int(0));
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 DYN_FAST(m_fill_) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("fill_", args, nargs, kw, {"value"}, 1, a);
   if (is_tensor(a[0]))
@@ -106,17 +90,14 @@ DYN_FAST(m_fill_) {
     ops::fill_(Tm(self), scalar_arg("fill_", "value", a[0]));
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 DYN_FAST(m_copy_) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("copy_", args, nargs, kw, {"src"}, 1, a);
   ops::copy_(Tm(self), tensor_arg("copy_", "src", a[0]));
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 Tensor as_tensor_like(PyObject* o, const Tensor& like) {
@@ -128,16 +109,13 @@ Tensor as_tensor_like(PyObject* o, const Tensor& like) {
 }
 
 DYN_FAST(m_where) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("where", args, nargs, kw, {"condition", "other"}, 2, a);
   return wrap(ops::where(tensor_arg("where", "condition", a[0]), T(self), as_tensor_like(a[1], T(self))));
-  DYN_CATCH
 }
 
 template <bool InPlace>
 DYN_FAST(m_clamp) {
-  DYN_TRY
   PyObject* a[2];
   const char* fn = InPlace ? "clamp_" : "clamp";
   parse_args(fn, args, nargs, kw, {"min", "max"}, 0, a);
@@ -148,14 +126,12 @@ DYN_FAST(m_clamp) {
   ops::clamp_(Tm(self), lo, hi);
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 // ---- methods: reductions ----
 
 template <OpId Op>
 DYN_FAST(m_reduce) {
-  DYN_TRY
   PyObject* a[3];
   const char* fn = op_name(Op).data();
   parse_args(fn, args, nargs, kw, {"dim", "keepdim", "dtype"}, 0, a);
@@ -163,7 +139,6 @@ DYN_FAST(m_reduce) {
   DYN_CHECK(!(a[0] && a[0] != Py_None && dims.empty()) || Op == OpId::sum || Op == OpId::mean, ErrorKind::Runtime,
             "{}(): dim must not be empty", fn);
   return wrap(ops::reduce(Op, T(self), dims, bool_arg(fn, "keepdim", a[1], false), dtype_arg(fn, a[2])));
-  DYN_CATCH
 }
 
 PyObject* make_max_return(std::pair<Tensor, Tensor> r) {
@@ -176,7 +151,6 @@ PyObject* make_max_return(std::pair<Tensor, Tensor> r) {
 
 template <bool IsMin>
 DYN_FAST(m_max) {
-  DYN_TRY
   PyObject* a[2];
   const char* fn = IsMin ? "min" : "max";
   parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
@@ -190,13 +164,11 @@ DYN_FAST(m_max) {
   }
   if (is_tensor(a[0])) return wrap(ops::binary(IsMin ? OpId::minimum : OpId::maximum, T(self), unwrap(a[0])));
   return make_max_return(ops::max_dim(T(self), int_arg(fn, "dim", a[0]), bool_arg(fn, "keepdim", a[1], false), IsMin));
-  DYN_CATCH
 }
 
 // all()/any(): whether every/some element is nonzero, as a bool tensor (reduced like amin/amax).
 template <bool Any>
 DYN_FAST(m_all) {
-  DYN_TRY
   PyObject* a[2];
   const char* fn = Any ? "any" : "all";
   parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
@@ -204,152 +176,118 @@ DYN_FAST(m_all) {
   Tensor b = ops::to_dtype(T(self), DType::Bool);
   if (b.numel() == 0) return wrap(ops::full(Dims{}, Scalar::from_bool(!Any), DType::Bool));
   return wrap(ops::reduce(Any ? OpId::amax : OpId::amin, b, dims, bool_arg(fn, "keepdim", a[1], false)));
-  DYN_CATCH
 }
 
 template <bool IsMin>
 DYN_FAST(m_argmax) {
-  DYN_TRY
   PyObject* a[2];
   const char* fn = IsMin ? "argmin" : "argmax";
   parse_args(fn, args, nargs, kw, {"dim", "keepdim"}, 0, a);
   std::optional<int64_t> dim;
   if (a[0] && a[0] != Py_None) dim = int_arg(fn, "dim", a[0]);
   return wrap(ops::argmax(T(self), dim, bool_arg(fn, "keepdim", a[1], false), IsMin));
-  DYN_CATCH
 }
 
 template <bool Log>
 DYN_FAST(m_softmax) {
-  DYN_TRY
   PyObject* a[2];
   const char* fn = Log ? "log_softmax" : "softmax";
   parse_args(fn, args, nargs, kw, {"dim", "dtype"}, 1, a);
   Tensor x = T(self);
   if (auto d = dtype_arg(fn, a[1])) x = ops::to_dtype(x, *d);
   return wrap(ops::softmax(x, int_arg(fn, "dim", a[0]), Log));
-  DYN_CATCH
 }
 
 DYN_FAST(m_matmul) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("matmul", args, nargs, kw, {"other"}, 1, a);
   return wrap(ops::matmul(T(self), tensor_arg("matmul", "other", a[0])));
-  DYN_CATCH
 }
 
 // ---- methods: shapes and views ----
 
 DYN_FAST(m_view) {
-  DYN_TRY
   if (kw) throw_type_error("view() takes the shape as positional arguments");
   if (nargs == 1 && Py_TYPE(args[0]) == &DTypeType)
     throw_type_error("view(dtype) is not supported by dyn; use .to(dtype)");
   return wrap(ops::view(T(self), shape_args("view", args, nargs)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_reshape) {
-  DYN_TRY
   if (kw) throw_type_error("reshape() takes the shape as positional arguments");
   return wrap(ops::reshape(T(self), shape_args("reshape", args, nargs)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_expand) {
-  DYN_TRY
   if (kw) throw_type_error("expand() takes the sizes as positional arguments");
   return wrap(ops::expand(T(self), shape_args("expand", args, nargs)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_expand_as) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("expand_as", args, nargs, kw, {"other"}, 1, a);
   return wrap(ops::expand(T(self), tensor_arg("expand_as", "other", a[0]).shape()));
-  DYN_CATCH
 }
 
 DYN_FAST(m_permute) {
-  DYN_TRY
   if (kw) throw_type_error("permute() takes the dims as positional arguments");
   return wrap(ops::permute(T(self), shape_args("permute", args, nargs)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_transpose) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("transpose", args, nargs, kw, {"dim0", "dim1"}, 2, a);
   return wrap(ops::transpose(T(self), int_arg("transpose", "dim0", a[0]), int_arg("transpose", "dim1", a[1])));
-  DYN_CATCH
 }
 
 DYN_FAST(m_t) {
-  DYN_TRY
   parse_args("t", args, nargs, kw, {}, 0, nullptr);
   DYN_CHECK(T(self).ndim() <= 2, ErrorKind::Runtime, "t() expects a tensor with <= 2 dimensions, but self is {}D",
             T(self).ndim());
   return wrap(T(self).ndim() < 2 ? T(self) : ops::transpose(T(self), 0, 1));
-  DYN_CATCH
 }
 
 DYN_FAST(m_flatten) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("flatten", args, nargs, kw, {"start_dim", "end_dim"}, 0, a);
   int64_t s = a[0] ? int_arg("flatten", "start_dim", a[0]) : 0;
   int64_t e = a[1] ? int_arg("flatten", "end_dim", a[1]) : -1;
   return wrap(ops::flatten(T(self), s, e));
-  DYN_CATCH
 }
 
 DYN_FAST(m_unsqueeze) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("unsqueeze", args, nargs, kw, {"dim"}, 1, a);
   return wrap(ops::unsqueeze(T(self), int_arg("unsqueeze", "dim", a[0])));
-  DYN_CATCH
 }
 
 DYN_FAST(m_squeeze) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("squeeze", args, nargs, kw, {"dim"}, 0, a);
   std::optional<int64_t> d;
   if (a[0] && a[0] != Py_None) d = int_arg("squeeze", "dim", a[0]);
   return wrap(ops::squeeze(T(self), d));
-  DYN_CATCH
 }
 
 DYN_FAST(m_contiguous) {
-  DYN_TRY
   parse_args("contiguous", args, nargs, kw, {}, 0, nullptr);
   return wrap(ops::contiguous(T(self)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_is_contiguous) {
-  DYN_TRY
   parse_args("is_contiguous", args, nargs, kw, {}, 0, nullptr);
   return PyBool_FromLong(T(self).is_contiguous());
-  DYN_CATCH
 }
 
 DYN_FAST(m_size) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("size", args, nargs, kw, {"dim"}, 0, a);
   const Tensor& t = T(self);
   if (!a[0] || a[0] == Py_None) return make_size(t.shape());
   return PyLong_FromLongLong(t.size(wrap_dim(int_arg("size", "dim", a[0]), t.ndim())));
-  DYN_CATCH
 }
 
 DYN_FAST(m_stride) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("stride", args, nargs, kw, {"dim"}, 0, a);
   const Tensor& t = T(self);
@@ -358,52 +296,40 @@ DYN_FAST(m_stride) {
   PyObject* tup = PyTuple_New(t.ndim());
   for (int i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t.strides()[i]));
   return tup;
-  DYN_CATCH
 }
 
 DYN_FAST(m_storage_offset) {
-  DYN_TRY
   parse_args("storage_offset", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromLongLong(T(self).offset());
-  DYN_CATCH
 }
 
 DYN_FAST(m_dim) {
-  DYN_TRY
   parse_args("dim", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromLong(T(self).ndim());
-  DYN_CATCH
 }
 
 DYN_FAST(m_numel) {
-  DYN_TRY
   parse_args("numel", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromLongLong(T(self).numel());
-  DYN_CATCH
 }
 
 DYN_FAST(m_gather) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("gather", args, nargs, kw, {"dim", "index"}, 2, a);
   return wrap(ops::gather(T(self), int_arg("gather", "dim", a[0]), tensor_arg("gather", "index", a[1])));
-  DYN_CATCH
 }
 
 DYN_FAST(m_index_select) {
-  DYN_TRY
   PyObject* a[2];
   parse_args("index_select", args, nargs, kw, {"dim", "index"}, 2, a);
   const Tensor& idx = tensor_arg("index_select", "index", a[1]);
   DYN_CHECK(idx.ndim() <= 1, ErrorKind::Index, "index_select(): Index is supposed to be a vector");
   return wrap(ops::index(T(self), int_arg("index_select", "dim", a[0]), idx));
-  DYN_CATCH
 }
 
 // ---- methods: conversion ----
 
 DYN_FAST(m_to) {
-  DYN_TRY
   // to(dtype), to(device), to(device, dtype), to(other), with non_blocking= and copy= as PyTorch.
   PyObject* a[5];
   parse_args("to", args, nargs, kw, {"dtype", "device", "non_blocking", "copy", "memory_format"}, 0, a);
@@ -427,76 +353,60 @@ DYN_FAST(m_to) {
     return unwrap(d).dtype() == T(self).dtype() ? same() : wrap(ops::to_dtype(T(self), unwrap(d).dtype()));
   auto dt = dtype_arg("to", d);
   return !dt || *dt == T(self).dtype() ? same() : wrap(ops::to_dtype(T(self), *dt));
-  DYN_CATCH
 }
 
 template <DType D>
 DYN_FAST(m_as) {
-  DYN_TRY
   parse_args("to", args, nargs, kw, {}, 0, nullptr);
   if (T(self).dtype() == D) {  // x.float() of a float tensor is x, as in PyTorch
     Py_INCREF(self);
     return self;
   }
   return wrap(ops::to_dtype(T(self), D));
-  DYN_CATCH
 }
 
 DYN_FAST(m_clone) {
-  DYN_TRY
   parse_args("clone", args, nargs, kw, {}, 0, nullptr);
   return wrap(ops::clone(T(self)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_detach) {
-  DYN_TRY
   parse_args("detach", args, nargs, kw, {}, 0, nullptr);
   return wrap(dyn::detach(T(self)));
-  DYN_CATCH
 }
 
 DYN_FAST(m_backward) {
-  DYN_TRY
   PyObject* a[3];
   parse_args("backward", args, nargs, kw, {"gradient", "retain_graph", "create_graph"}, 0, a);
   if (a[2] && a[2] != Py_False) throw_type_error("backward(create_graph=True) is not supported by dyn");
   const Tensor* g = a[0] && a[0] != Py_None ? &tensor_arg("backward", "gradient", a[0]) : nullptr;
   dyn::backward(T(self), g, a[1] && a[1] != Py_None && PyObject_IsTrue(a[1]));
   Py_RETURN_NONE;
-  DYN_CATCH
 }
 
 DYN_FAST(m_grad_fn) {
-  DYN_TRY
   parse_args("_grad_fn_name", args, nargs, kw, {}, 0, nullptr);
   auto fn = grad_fn_of(T(self));
   if (!fn) Py_RETURN_NONE;
   return PyUnicode_FromString(fn->name().c_str());
-  DYN_CATCH
 }
 
 DYN_FAST(m_item) {
-  DYN_TRY
   parse_args("item", args, nargs, kw, {}, 0, nullptr);
   const Tensor& t = T(self);
   ensure_materialized(t, BreakKind::Item, ".item()");
   if (is_floating(t.dtype())) return PyFloat_FromDouble(ops::item_double(t));
   if (t.dtype() == DType::Bool) return PyBool_FromLong(ops::item_int(t));
   return PyLong_FromLongLong(ops::item_int(t));
-  DYN_CATCH
 }
 
 DYN_FAST(m_tolist) {
-  DYN_TRY
   parse_args("tolist", args, nargs, kw, {}, 0, nullptr);
   ensure_materialized(T(self), BreakKind::ToList, ".tolist()");
   return tensor_to_list(T(self));
-  DYN_CATCH
 }
 
 DYN_FAST(m_numpy) {
-  DYN_TRY
   parse_args("numpy", args, nargs, kw, {}, 0, nullptr);
   // The array would share memory autograd does not see writes to: PyTorch refuses too.
   DYN_CHECK(!requires_grad(T(self)), ErrorKind::Runtime,
@@ -511,17 +421,14 @@ DYN_FAST(m_numpy) {
     if (!asarray) return nullptr;
   }
   return PyObject_CallOneArg(asarray, self);
-  DYN_CATCH
 }
 
 DYN_FAST(m_requires_grad_) {
-  DYN_TRY
   PyObject* a[1];
   parse_args("requires_grad_", args, nargs, kw, {"requires_grad"}, 0, a);
   if (PyObject_SetAttrString(self, "requires_grad", a[0] ? a[0] : Py_True) < 0) return nullptr;
   Py_INCREF(self);
   return self;
-  DYN_CATCH
 }
 
 }  // namespace
@@ -530,19 +437,15 @@ namespace {
 
 // The methods of the op table's elementwise rows: x.name(...) and, where the python column says
 // I, x.name_(...) in place. Every other method below is bound by hand.
-template <typename F>
-PyCFunction as_cfunction(F f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
-}
 template <OpId Op>
 PyCFunction out_of_place() {
-  if constexpr (formula_of(Op) == FormulaKind::unary) return as_cfunction(m_unary<Op>);
-  return as_cfunction(m_binary<Op>);
+  if constexpr (formula_of(Op) == FormulaKind::unary) return fast_cfunction<m_unary<Op>>();
+  return fast_cfunction<m_binary<Op>>();
 }
 template <OpId Op>
 PyCFunction in_place() {
-  if constexpr (formula_of(Op) == FormulaKind::unary) return as_cfunction(m_unary_<Op>);
-  return as_cfunction(m_binary_<Op>);
+  if constexpr (formula_of(Op) == FormulaKind::unary) return fast_cfunction<m_unary_<Op>>();
+  return fast_cfunction<m_binary_<Op>>();
 }
 struct TableMethods {
   OpId op;

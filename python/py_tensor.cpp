@@ -484,12 +484,10 @@ PyObject* gradfn_name(PyObject* self, PyObject*) {
 }
 PyMethodDef gradfn_methods[] = {{"name", gradfn_name, METH_NOARGS, "the node's name"}, {nullptr, nullptr, 0, nullptr}};
 PyTypeObject GradFnType = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "dyn.GradFn";
-  t.tp_basicsize = sizeof(PyGradFn);
-  t.tp_dealloc = gradfn_dealloc;
+  // A base type: each node name is a subclass of it.
+  PyTypeObject t =
+      new_type("dyn.GradFn", sizeof(PyGradFn), gradfn_dealloc, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, nullptr);
   t.tp_repr = gradfn_repr;
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;  // each node name is a subclass
   t.tp_methods = gradfn_methods;
   return t;
 }();
@@ -534,17 +532,14 @@ PyGetSetDef getset[] = {
 PyMethodDef* tensor_methods();  // py_functions.cpp
 
 PyTypeObject TensorType = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "dyn.Tensor";
-  t.tp_basicsize = sizeof(PyTensor);
-  t.tp_dealloc = tp_dealloc;
+  // A base type: nn.Parameter is a subclass.
+  PyTypeObject t = new_type("dyn.Tensor", sizeof(PyTensor), tp_dealloc, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+                            "A multi-dimensional array of float32, float64, int64 or bool, like torch.Tensor.");
   t.tp_repr = tp_repr;
   t.tp_as_number = &number_methods;
   t.tp_as_mapping = &mapping_methods;
   t.tp_as_buffer = &buffer_procs;
   t.tp_hash = tp_hash;
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;  // nn.Parameter is a subclass
-  t.tp_doc = "A multi-dimensional array of float32, float64, int64 or bool, like torch.Tensor.";
   t.tp_richcompare = richcompare;
   t.tp_weaklistoffset = offsetof(PyTensor, weakrefs);
   t.tp_iter = tp_iter;

@@ -425,11 +425,14 @@ void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
 }  // namespace
 
 void register_elementwise_ops(OpDef* t) {
-  set_kernel(t, OpId::full, infer_full, kernel_full);
-  set_kernel(t, OpId::arange, infer_arange, kernel_arange);
-  set_kernel(t, OpId::rand, infer_random, kernel_rand);
-  set_kernel(t, OpId::randn, infer_random, kernel_randn);
-  set_kernel(t, OpId::randint, infer_random, kernel_randint);
+  // clang-format off
+#define DYN_KERNEL(n) set_kernel(t, OpId::n, infer_##n, kernel_##n);
+#define DYN_RANDOM(n) set_kernel(t, OpId::n, infer_random, kernel_##n);
+  DYN_KERNEL(full) DYN_KERNEL(arange) DYN_KERNEL(where) DYN_KERNEL(clamp) DYN_KERNEL(cast)
+  DYN_RANDOM(rand) DYN_RANDOM(randn) DYN_RANDOM(randint)
+#undef DYN_KERNEL
+#undef DYN_RANDOM
+  // clang-format on
 #define DYN_FORMULA_none(n)
 #define DYN_FORMULA_unary(n) set_kernel(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
 #define DYN_FORMULA_binary(n) set_kernel(t, OpId::n, infer_binary<OpId::n>, kernel_binary<OpId::n>);
@@ -439,12 +442,10 @@ void register_elementwise_ops(OpDef* t) {
 #undef DYN_FORMULA_none
 #undef DYN_FORMULA_unary
 #undef DYN_FORMULA_binary
-  set_kernel(t, OpId::where, infer_where, kernel_where);
-  t[static_cast<int>(OpId::floor_divide)].check_values = check_binary<OpId::floor_divide>;
+          t[static_cast<int>(OpId::floor_divide)]
+              .check_values = check_binary<OpId::floor_divide>;
   t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
   t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;
-  set_kernel(t, OpId::clamp, infer_clamp, kernel_clamp);
-  set_kernel(t, OpId::cast, infer_cast, kernel_cast);
 }
 
 }  // namespace dyn

@@ -23,41 +23,39 @@ T abs(T x) {
   else
     return x < 0 ? -x : x;
 }
-template <typename T>
-T exp(T x) {
-  return std::exp(x);
-}
-template <typename T>
-T expm1(T x) {
-  return std::expm1(x);
-}
-template <typename T>
-T log(T x) {
-  return std::log(x);
-}
-template <typename T>
-T log1p(T x) {
-  return std::log1p(x);
-}
-template <typename T>
-T sqrt(T x) {
-  return std::sqrt(x);
-}
+// Formulas that are the C library's function of the same name: one list, so that the vector
+// versions can take their place together.
+#define DYN_LIBM_FORMULA(name) \
+  template <typename T>        \
+  T name(T x) {                \
+    return std::name(x);       \
+  }
+// Rounding is the identity on integers.
+#define DYN_ROUNDING_FORMULA(name) \
+  template <typename T>            \
+  T name(T x) {                    \
+    if constexpr (kFloat<T>)       \
+      return std::name(x);         \
+    else                           \
+      return x;                    \
+  }
+DYN_LIBM_FORMULA(exp)
+DYN_LIBM_FORMULA(expm1)
+DYN_LIBM_FORMULA(log)
+DYN_LIBM_FORMULA(log1p)
+DYN_LIBM_FORMULA(sqrt)
+DYN_LIBM_FORMULA(sin)
+DYN_LIBM_FORMULA(cos)
+DYN_LIBM_FORMULA(tanh)
+DYN_LIBM_FORMULA(erf)
+DYN_ROUNDING_FORMULA(floor)
+DYN_ROUNDING_FORMULA(ceil)
+#undef DYN_LIBM_FORMULA
+#undef DYN_ROUNDING_FORMULA
+
 template <typename T>
 T rsqrt(T x) {
   return T(1) / std::sqrt(x);
-}
-template <typename T>
-T sin(T x) {
-  return std::sin(x);
-}
-template <typename T>
-T cos(T x) {
-  return std::cos(x);
-}
-template <typename T>
-T tanh(T x) {
-  return std::tanh(x);
 }
 template <typename T>
 T sigmoid(T x) {
@@ -76,24 +74,6 @@ T gelu(T x) {
 template <typename T>
 T silu(T x) {
   return x / (T(1) + std::exp(-x));
-}
-template <typename T>
-T erf(T x) {
-  return std::erf(x);
-}
-template <typename T>
-T floor(T x) {
-  if constexpr (kFloat<T>)
-    return std::floor(x);
-  else
-    return x;
-}
-template <typename T>
-T ceil(T x) {
-  if constexpr (kFloat<T>)
-    return std::ceil(x);
-  else
-    return x;
 }
 
 // ---- binary ----

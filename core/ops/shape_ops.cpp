@@ -444,19 +444,17 @@ void check_index_values(InSpan in, const Attrs& a) {
 }  // namespace
 
 void register_shape_ops(OpDef* t) {
-  set_kernel(t, OpId::view, infer_view, nullptr);
-  set_kernel(t, OpId::permute, infer_permute, nullptr);
-  set_kernel(t, OpId::expand, infer_expand, nullptr);
-  set_kernel(t, OpId::select, infer_select, nullptr);
-  set_kernel(t, OpId::slice, infer_slice, nullptr);
-  set_kernel(t, OpId::unsqueeze, infer_unsqueeze, nullptr);
-  set_kernel(t, OpId::squeeze, infer_squeeze, nullptr);
-  set_kernel(t, OpId::index, infer_index, kernel_index);
-  set_kernel(t, OpId::gather, infer_gather, kernel_gather);
-  set_kernel(t, OpId::masked_select, infer_masked_select, kernel_masked_select);
-  set_kernel(t, OpId::cat, infer_cat, kernel_cat);
-  set_kernel(t, OpId::index_add, infer_index_add, kernel_index_add);
-  set_kernel(t, OpId::scatter_add, infer_scatter<OpId::scatter_add>, kernel_scatter<OpId::scatter_add>);
+  // Views have no kernel: their infer makes the output share the input's storage.
+  // clang-format off
+#define DYN_VIEW(n) set_kernel(t, OpId::n, infer_##n, nullptr);
+#define DYN_KERNEL(n) set_kernel(t, OpId::n, infer_##n, kernel_##n);
+  DYN_VIEW(view) DYN_VIEW(permute) DYN_VIEW(expand) DYN_VIEW(select) DYN_VIEW(slice) DYN_VIEW(unsqueeze)
+  DYN_VIEW(squeeze)
+  DYN_KERNEL(index) DYN_KERNEL(gather) DYN_KERNEL(masked_select) DYN_KERNEL(cat) DYN_KERNEL(index_add)
+#undef DYN_VIEW
+#undef DYN_KERNEL
+      // clang-format on
+      set_kernel(t, OpId::scatter_add, infer_scatter<OpId::scatter_add>, kernel_scatter<OpId::scatter_add>);
   set_kernel(t, OpId::scatter, infer_scatter<OpId::scatter>, kernel_scatter<OpId::scatter>);
   for (OpId op : {OpId::index, OpId::gather, OpId::index_add, OpId::scatter_add, OpId::scatter})
     t[static_cast<int>(op)].check_values = check_index_values;

@@ -272,12 +272,17 @@ def tile(input, dims):
 
 # ---- splitting ----
 
+def _dim_and_size(t, dim):
+    """dim as an index into t's dims (negative dims count from the end), and t's size along it."""
+    d = _dim(dim, t.dim())
+    return d, t.shape[d]
+
+
 @method
 def narrow(input, dim, start, length):
-    d = _dim(dim, input.dim())
+    d, n = _dim_and_size(input, dim)
     if isinstance(start, Tensor):
         start = int(start)
-    n = input.shape[d]
     if start < 0:
         start += n
     if not (0 <= start and start + length <= n and length >= 0):
@@ -296,8 +301,7 @@ def _pieces(t, d, sizes):
 
 @method
 def split(tensor, split_size_or_sections, dim=0):
-    d = _dim(dim, tensor.dim())
-    n = tensor.shape[d]
+    d, n = _dim_and_size(tensor, dim)
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s <= 0 and n:
@@ -315,14 +319,13 @@ def split(tensor, split_size_or_sections, dim=0):
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input.shape[_dim(dim, input.dim())]
+    _, n = _dim_and_size(input, dim)
     return split(input, max(1, -(-n // chunks)), dim)
 
 
 @method
 def tensor_split(input, indices_or_sections, dim=0):
-    d = _dim(dim, input.dim())
-    n = input.shape[d]
+    d, n = _dim_and_size(input, dim)
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
@@ -334,8 +337,8 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 @method
 def unbind(input, dim=0):
-    d = _dim(dim, input.dim())
-    return tuple(input.select(d, i) for i in range(input.shape[d]))
+    d, n = _dim_and_size(input, dim)
+    return tuple(input.select(d, i) for i in range(n))
 
 
 @method(function=False)

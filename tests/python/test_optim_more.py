@@ -38,6 +38,21 @@ def run(make_opt, gs, dtype, w0=W0):
     return p.detach().numpy(), opt, p
 
 
+def train_scheduled(p, opt, scheduler, compiled):
+    """p's values after four steps of opt on (p * p).sum(), the scheduler stepped after each; the step
+    compiled or eager."""
+    def step():
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+
+    fn = dyn.compile(step) if compiled else step
+    for _ in range(4):
+        fn()
+        scheduler.step()
+    return p.detach().numpy()
+
+
 # ---- numpy references (dt: the numpy dtype; scalars are Python doubles until they meet an array) ----
 
 def addcmul(t, a, b, v, dt):
@@ -507,18 +522,7 @@ class TestCompiledStep(unittest.TestCase):
         def train(lr, compiled):
             p = param([1.0, -2.0, 0.5], dtype=dyn.float32)
             opt = dyn.optim.AdamW([p], lr=lr)
-            s = dyn.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
-
-            def step():
-                opt.zero_grad()
-                (p * p).sum().backward()
-                opt.step()
-
-            fn = dyn.compile(step) if compiled else step
-            for _ in range(4):
-                fn()
-                s.step()
-            return p.detach().numpy()
+            return train_scheduled(p, opt, dyn.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4), compiled)
 
         want = train(0.1, False)
         dyn.debug.reset()
@@ -876,18 +880,7 @@ class TestSchedulers(unittest.TestCase):
         def train(compiled):
             p = param([1.0, -2.0], dtype=dyn.float32)
             opt = dyn.optim.SGD([p], lr=0.1, momentum=0.5)
-            s = sched.StepLR(opt, step_size=1, gamma=0.5)
-
-            def step():
-                opt.zero_grad()
-                (p * p).sum().backward()
-                opt.step()
-
-            fn = dyn.compile(step) if compiled else step
-            for _ in range(4):
-                fn()
-                s.step()
-            return p.detach().numpy()
+            return train_scheduled(p, opt, sched.StepLR(opt, step_size=1, gamma=0.5), compiled)
 
         np.testing.assert_array_equal(train(True), train(False))
 

@@ -11,7 +11,7 @@ import numpy as np
 import _dyn
 import dyn
 from compiletest import assert_same
-from dyntest import assert_matches, to_dyn, to_np
+from dyntest import assert_matches, in_layouts, to_dyn, to_np
 from test_autograd_ops import gradcheck, rnd
 
 F32, F64, I64, BOOL = dyn.float32, dyn.float64, dyn.int64, dyn.bool
@@ -198,8 +198,7 @@ class TestScatter(unittest.TestCase):
     def test_scatter_src_along_each_dim(self):
         src1 = normal((3, 2), 8)
         src0 = normal((2, 5), 9)
-        for layout in LAYOUTS:
-            b = to_dyn(self.BASE, layout)
+        for layout, b in in_layouts(self.BASE):
             with self.subTest(layout=layout):
                 idx1 = np.array([[4, 0], [1, 3], [2, 0]])  # no repeats: scatter's result is defined
                 assert_matches(b.scatter(1, dyn.tensor(idx1), dyn.tensor(src1)),
@@ -235,8 +234,7 @@ class TestScatter(unittest.TestCase):
     def test_scatter_add_accumulates_repeats(self):
         src1 = normal((3, 2), 11)
         src0 = normal((2, 5), 12)
-        for layout in LAYOUTS:
-            b = to_dyn(self.BASE, layout)
+        for layout, b in in_layouts(self.BASE):
             with self.subTest(layout=layout):
                 assert_matches(b.scatter_add(1, dyn.tensor(self.IDX1), dyn.tensor(src1)),
                                np_scatter(self.BASE, 1, self.IDX1, src1, add=True), exact=True)
@@ -259,8 +257,7 @@ class TestScatter(unittest.TestCase):
         src0 = normal((5, 3), 16)
         src1 = normal((4, 2), 17)
         idx0, idx1 = np.array([3, 0, 3, 1, 3]), np.array([2, 2])
-        for layout in LAYOUTS:
-            b = to_dyn(base, layout)
+        for layout, b in in_layouts(base):
             with self.subTest(layout=layout):
                 assert_matches(b.index_add(0, dyn.tensor(idx0), dyn.tensor(src0)),
                                np_index_add(base, 0, idx0, src0), exact=True)

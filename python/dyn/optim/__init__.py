@@ -263,6 +263,12 @@ def _check_lr(lr):
     _check(lr >= 0, "learning rate", lr)
 
 
+def _check_nonnegative(**values):
+    """Each keyword is the name PyTorch's message gives the value ('Invalid epsilon value: -1'); checked in order."""
+    for name, value in values.items():
+        _check(value >= 0, f"{name} value", value)
+
+
 def _no_differentiable(differentiable):
     if differentiable:
         raise NotImplementedError("dyn.optim has no differentiable optimizers; pass differentiable=False")
@@ -274,8 +280,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         _check_lr(lr)
-        _check(momentum >= 0, "momentum value", momentum)
-        _check(weight_decay >= 0, "weight_decay value", weight_decay)
+        _check_nonnegative(momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         _no_differentiable(differentiable)
@@ -315,10 +320,10 @@ class Adam(Optimizer):
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
         _check_lr(lr)
-        _check(eps >= 0, "epsilon value", eps)
+        _check_nonnegative(epsilon=eps)
         _check(0 <= betas[0] < 1, "beta parameter at index 0", betas[0])
         _check(0 <= betas[1] < 1, "beta parameter at index 1", betas[1])
-        _check(weight_decay >= 0, "weight_decay value", weight_decay)
+        _check_nonnegative(weight_decay=weight_decay)
         _no_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
@@ -372,8 +377,7 @@ class Adadelta(Optimizer):
                  capturable=False, maximize=False, differentiable=False):
         _check_lr(lr)
         _check(0 <= rho <= 1, "rho value", rho)
-        _check(eps >= 0, "epsilon value", eps)
-        _check(weight_decay >= 0, "weight_decay value", weight_decay)
+        _check_nonnegative(epsilon=eps, weight_decay=weight_decay)
         _no_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
@@ -404,10 +408,8 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
-        _check(lr_decay >= 0, "lr_decay value", lr_decay)
-        _check(weight_decay >= 0, "weight_decay value", weight_decay)
-        _check(initial_accumulator_value >= 0, "initial_accumulator_value value", initial_accumulator_value)
-        _check(eps >= 0, "epsilon value", eps)
+        _check_nonnegative(lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, epsilon=eps)
         _no_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, foreach=foreach,
@@ -436,10 +438,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check_lr(lr)
-        _check(eps >= 0, "epsilon value", eps)
-        _check(momentum >= 0, "momentum value", momentum)
-        _check(weight_decay >= 0, "weight_decay value", weight_decay)
-        _check(alpha >= 0, "alpha value", alpha)
+        _check_nonnegative(epsilon=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         _no_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                                       weight_decay=weight_decay, capturable=capturable, foreach=foreach,

@@ -104,6 +104,10 @@ class LRScheduler:
             _set_group_value(g, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
+    def _lrs_times(self, factor):
+        """Each group's current lr times factor: the step of a chainable schedule."""
+        return [g["lr"] * factor for g in self.optimizer.param_groups]
+
     def state_dict(self):
         """Every attribute but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
@@ -115,8 +119,35 @@ class LRScheduler:
 _LRScheduler = LRScheduler  # PyTorch's old name
 
 
-class _LambdaScheduler(LRScheduler):
+class _EntryStateScheduler(LRScheduler):
+    """A scheduler whose state_dict holds its list attribute _entries (LambdaLR's functions, SequentialLR's
+    schedulers) as each entry's own state, not as the objects, and whose load_state_dict restores it into them."""
+
+    _entries = None
+
+    def _entry_state(self, entry):
+        raise NotImplementedError
+
+    def _load_entry_state(self, entry, state):
+        raise NotImplementedError
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", self._entries)}
+        sd[self._entries] = [self._entry_state(entry) for entry in getattr(self, self._entries)]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop(self._entries)
+        self.__dict__.update(state_dict)
+        for entry, state in zip(getattr(self, self._entries), saved):
+            self._load_entry_state(entry, state)
+
+
+class _LambdaScheduler(_EntryStateScheduler):
     """Shared by LambdaLR and MultiplicativeLR: one function per group; state_dict keeps callable objects' state."""
+
+    _entries = "lr_lambdas"
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -131,20 +162,13 @@ class _LambdaScheduler(LRScheduler):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+    def _entry_state(self, fn):
         # Functions and lambdas are not saved; callable objects are, by their attributes.
-        sd["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                            for fn in self.lr_lambdas]
-        return sd
+        return None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
 
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+    def _load_entry_state(self, fn, saved):
+        if saved is not None:
+            fn.__dict__.update(saved)
 
 
 class LambdaLR(_LambdaScheduler):
@@ -174,7 +198,7 @@ class StepLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _group_values(self.optimizer, "lr")
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._lrs_times(self.gamma)
 
     def _get_closed_form_lr(self):
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
@@ -191,7 +215,7 @@ class MultiStepLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
+        return self._lrs_times(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
@@ -210,10 +234,10 @@ class ConstantLR(LRScheduler):
 
     def get_lr(self):
         if self.last_epoch == 0:
-            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+            return self._lrs_times(self.factor)
         if self.last_epoch != self.total_iters:
             return _group_values(self.optimizer, "lr")
-        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+        return self._lrs_times(1.0 / self.factor)
 
     def _get_closed_form_lr(self):
         return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
@@ -235,12 +259,12 @@ class LinearLR(LRScheduler):
 
     def get_lr(self):
         if self.last_epoch == 0:
-            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+            return self._lrs_times(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _group_values(self.optimizer, "lr")
         delta = self.end_factor - self.start_factor
         scale = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
-        return [g["lr"] * scale for g in self.optimizer.param_groups]
+        return self._lrs_times(scale)
 
     def _get_closed_form_lr(self):
         return [base * (self.start_factor + (self.end_factor - self.start_factor)
@@ -257,7 +281,7 @@ class ExponentialLR(LRScheduler):
     def get_lr(self):
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._lrs_times(self.gamma)
 
     def _get_closed_form_lr(self):
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
@@ -276,7 +300,7 @@ class PolynomialLR(LRScheduler):
             return _group_values(self.optimizer, "lr")
         decay = ((1.0 - self.last_epoch / self.total_iters)
                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
-        return [g["lr"] * decay for g in self.optimizer.param_groups]
+        return self._lrs_times(decay)
 
     def _get_closed_form_lr(self):
         return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
@@ -456,7 +480,19 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-class SequentialLR(LRScheduler):
+class _SchedulerList(_EntryStateScheduler):
+    """SequentialLR's and ChainedScheduler's state: their schedulers' state_dicts."""
+
+    _entries = "_schedulers"
+
+    def _entry_state(self, scheduler):
+        return scheduler.state_dict()
+
+    def _load_entry_state(self, scheduler, state):
+        scheduler.load_state_dict(state)
+
+
+class SequentialLR(_SchedulerList):
     """Runs schedulers one after another: schedulers[i] from epoch milestones[i - 1] on."""
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
@@ -505,20 +541,8 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self):
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
 
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        saved = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, saved):
-            s.load_state_dict(sd)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_SchedulerList):
     """Steps every scheduler in the list at each step(), so their (chainable) effects compose."""
 
     def __init__(self, schedulers, optimizer=None):
@@ -541,9 +565,6 @@ class ChainedScheduler(LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = _group_values(self.optimizer, "lr")
-
-    state_dict = SequentialLR.state_dict
-    load_state_dict = SequentialLR.load_state_dict
 
 
 class ReduceLROnPlateau(LRScheduler):

@@ -3,40 +3,40 @@ import dyn
 
 from .. import Parameter
 from .. import functional as F
-from .module import Module
+from .module import Module, _FunctionModule
 
 
-def _inplace_repr(inplace):
-    return "inplace=True" if inplace else ""
+class _InplaceActivation(_FunctionModule):
+    """Calls _fn(input, *the _args attributes, inplace)."""
+
+    def forward(self, input):
+        return type(self)._fn(input, *self._arg_values(), self.inplace)
+
+    def extra_repr(self):
+        shown = [super().extra_repr()] if self._args else []
+        if self.inplace:  # PyTorch shows inplace only when it is set
+            shown.append("inplace=True")
+        return ", ".join(shown)
 
 
-class ReLU(Module):
+class ReLU(_InplaceActivation):
+    _fn = staticmethod(F.relu)
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
-        return F.relu(input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
-
 
 class ReLU6(ReLU):
-    def forward(self, input):
-        return F.relu6(input, self.inplace)
+    _fn = staticmethod(F.relu6)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_InplaceActivation):
+    _fn, _args = staticmethod(F.leaky_relu), ("negative_slope",)
+
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class PReLU(Module):
@@ -54,40 +54,30 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class ELU(Module):
+class ELU(_InplaceActivation):
+    _fn, _args = staticmethod(F.elu), ("alpha",)
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
-
 
 class CELU(ELU):
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
+    _fn = staticmethod(F.celu)
 
 
 class SELU(ReLU):
-    def forward(self, input):
-        return F.selu(input, self.inplace)
+    _fn = staticmethod(F.selu)
 
 
-class Hardtanh(Module):
+class Hardtanh(_InplaceActivation):
+    _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val")
+
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         if min_val > max_val:
             raise ValueError("min_val cannot be greater than max_val")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
-
-    def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -103,23 +93,19 @@ class GELU(Module):
 
 
 class SiLU(ReLU):
-    def forward(self, input):
-        return F.silu(input, self.inplace)
+    _fn = staticmethod(F.silu)
 
 
 class Mish(ReLU):
-    def forward(self, input):
-        return F.mish(input, self.inplace)
+    _fn = staticmethod(F.mish)
 
 
 class Hardsigmoid(ReLU):
-    def forward(self, input):
-        return F.hardsigmoid(input, self.inplace)
+    _fn = staticmethod(F.hardsigmoid)
 
 
 class Hardswish(ReLU):
-    def forward(self, input):
-        return F.hardswish(input, self.inplace)
+    _fn = staticmethod(F.hardswish)
 
 
 class Sigmoid(Module):
@@ -142,44 +128,28 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class Softplus(Module):
+class Softplus(_FunctionModule):
+    _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
+
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+class Threshold(_InplaceActivation):
+    _fn, _args = staticmethod(F.threshold), ("threshold", "value")
 
-
-class Threshold(Module):
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
-
-
-class _DimFunction(Module):
-    """A module calling _fn(input, dim)."""
-
-    _fn = None
+class _DimFunction(_FunctionModule):
+    _args = ("dim",)
 
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
-
-    def forward(self, input):
-        return type(self)._fn(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
 
 class GLU(_DimFunction):

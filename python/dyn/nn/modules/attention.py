@@ -5,7 +5,7 @@ from .. import Parameter
 from .. import functional as F
 from .. import init
 from .linear import NonDynamicallyQuantizableLinear
-from .module import Module, _check_device
+from .module import Module, _check_device, _optional_parameters
 
 
 class MultiheadAttention(Module):
@@ -40,10 +40,7 @@ class MultiheadAttention(Module):
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(dyn.empty(3 * embed_dim, dtype=dtype))
-        else:
-            self.register_parameter("in_proj_bias", None)
+        _optional_parameters(self, bias, (3 * embed_dim,), dtype, in_proj_bias=dyn.empty)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if add_bias_kv:
             self.bias_k = Parameter(dyn.empty(1, 1, embed_dim, dtype=dtype))

@@ -7,9 +7,8 @@ nor bakes one count into the trace.
 """
 import dyn
 
-from .. import Parameter
 from .. import functional as F
-from .module import Module
+from .module import Module, _optional_parameters
 
 
 class _BatchNorm(Module):
@@ -20,12 +19,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(dyn.ones(num_features, dtype=dtype))
-            self.bias = Parameter(dyn.zeros(num_features, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, affine, (num_features,), dtype, weight=dyn.ones, bias=dyn.zeros)
         if track_running_stats:
             self.register_buffer("running_mean", dyn.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", dyn.ones(num_features, dtype=dtype))

@@ -130,13 +130,15 @@ class ModuleList(_ModuleSequence):
 class _NamedDict(Module):
     """Shared dict interface of ModuleDict and ParameterDict over one of the Module's own dicts."""
 
+    _registry = None  # the name of that dict: "_modules" or "_parameters"
+
     def __init__(self, entries=None):
         super().__init__()
         if entries is not None:
             self.update(entries)
 
     def _entries(self):
-        raise NotImplementedError
+        return self.__dict__[self._registry]
 
     def __getitem__(self, key):
         return self._entries()[key]
@@ -179,11 +181,10 @@ class _NamedDict(Module):
 class ModuleDict(_NamedDict):
     """Submodules by name, in insertion order."""
 
+    _registry = "_modules"
+
     def __init__(self, modules=None):
         super().__init__(modules)
-
-    def _entries(self):
-        return self._modules
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
@@ -237,11 +238,10 @@ class ParameterList(Module):
 class ParameterDict(_NamedDict):
     """Parameters by name; plain tensors are wrapped in Parameter."""
 
+    _registry = "_parameters"
+
     def __init__(self, parameters=None):
         super().__init__(parameters)
-
-    def _entries(self):
-        return self._parameters
 
     def __setitem__(self, key, value):
         self.register_parameter(key, _as_parameter(value))

@@ -8,7 +8,7 @@ from .. import functional as F
 from .. import init
 from .._conv import _conv_padding
 from .._util import ntuple
-from .module import Module, _check_device
+from .module import Module, _check_device, _optional_parameters
 
 _PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate", "circular": "circular"}
 
@@ -48,10 +48,7 @@ class _ConvNd(Module):
         # a transposed conv's weight is [in, out / groups, kernel]: the adjoint of the conv from out to in
         channels = (in_channels, out_channels // groups) if self._transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(dyn.empty(*channels, *self.kernel_size, dtype=dtype))
-        if bias:
-            self.bias = Parameter(dyn.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _optional_parameters(self, bias, (out_channels,), dtype, bias=dyn.empty)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -6,7 +6,7 @@ import dyn
 from .. import Parameter
 from .. import functional as F
 from .. import init
-from .module import Module, _check_device
+from .module import Module, _check_device, _optional_parameters
 
 
 class Identity(Module):
@@ -27,10 +27,7 @@ class Linear(Module):
         self.in_features, self.out_features = in_features, out_features
         _check_device("Linear", device)
         self.weight = Parameter(dyn.empty(out_features, in_features, dtype=dtype))
-        if bias:
-            self.bias = Parameter(dyn.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _optional_parameters(self, bias, (out_features,), dtype, bias=dyn.empty)
         self.reset_parameters()
 
     def reset_parameters(self):

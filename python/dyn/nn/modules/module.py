@@ -48,6 +48,13 @@ def _check_device(fn, device):
     _dyn._check_device(fn, device)
 
 
+def _optional_parameters(module, present, shape, dtype, **makers):
+    """Registers each name as Parameter(maker(*shape, dtype=dtype)) if present, else as None (as PyTorch
+    does for affine=False or bias=False: the name stays, so repr, state_dict and `m.bias is None` agree)."""
+    for name, make in makers.items():
+        module.register_parameter(name, Parameter(make(*shape, dtype=dtype)) if present else None)
+
+
 def _addindent(text, spaces):
     lines = text.split("\n")
     return lines[0] if len(lines) == 1 else "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
@@ -148,15 +155,20 @@ class Module:
         if name in self.__dict__ or (hasattr(type(self), name)):
             raise KeyError(f"attribute '{name}' already exists")
 
+    def _check_member_name(self, what, kind, name):
+        """Before registering name in the registry kind: Module.__init__ has run, and a new name is free
+        (re-registering one keeps its place)."""
+        if kind not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+        if name not in self.__dict__[kind]:
+            self._check_new_name(what, name)
+            if any(name in self.__dict__[other] for other in ("_parameters", "_buffers", "_modules") if other != kind):
+                raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name, tensor, persistent=True):
         """A tensor that is state but not a parameter (BatchNorm's running_mean); persistent buffers are
         part of state_dict()."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if name not in self._buffers:
-            self._check_new_name("buffer", name)
-            if name in self._parameters or name in self._modules:
-                raise KeyError(f"attribute '{name}' already exists")
+        self._check_member_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, dyn.Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (dyn.Tensor or None "
                             "required)")
@@ -168,12 +180,7 @@ class Module:
 
     def register_parameter(self, name, param):
         """Registers param (an nn.Parameter, or None for an absent one such as bias=False) as name."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if name not in self._parameters:
-            self._check_new_name("parameter", name)
-            if name in self._buffers or name in self._modules:
-                raise KeyError(f"attribute '{name}' already exists")
+        self._check_member_name("parameter", "_parameters", name)
         if param is not None and not is_parameter(param):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (nn.Parameter or "
                             "None required)")
@@ -554,3 +561,20 @@ def _copy_tensor(t):
     if t.requires_grad and t.is_leaf:
         new.requires_grad_(True)
     return new
+
+
+class _FunctionModule(Module):
+    """A module whose forward is _fn(input, *its attributes named in _args), and whose repr lists them:
+    what the modules that only wrap one functional with stored arguments share."""
+
+    _fn = None
+    _args = ()
+
+    def _arg_values(self):
+        return [getattr(self, name) for name in self._args]
+
+    def forward(self, input):
+        return type(self)._fn(input, *self._arg_values())
+
+    def extra_repr(self):
+        return ", ".join(f"{name}={value}" for name, value in zip(self._args, self._arg_values()))

@@ -1,9 +1,8 @@
 """LayerNorm, RMSNorm and GroupNorm."""
 import dyn
 
-from .. import Parameter
 from .. import functional as F
-from .module import Module
+from .module import Module, _optional_parameters
 
 
 def _shape(normalized_shape):
@@ -17,15 +16,8 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(dyn.ones(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(dyn.zeros(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, elementwise_affine, self.normalized_shape, dtype, weight=dyn.ones)
+        _optional_parameters(self, elementwise_affine and bias, self.normalized_shape, dtype, bias=dyn.zeros)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -39,10 +31,7 @@ class RMSNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(dyn.ones(*self.normalized_shape, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        _optional_parameters(self, elementwise_affine, self.normalized_shape, dtype, weight=dyn.ones)
 
     def forward(self, input):
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
@@ -59,12 +48,7 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(dyn.ones(num_channels, dtype=dtype))
-            self.bias = Parameter(dyn.zeros(num_channels, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, affine, (num_channels,), dtype, weight=dyn.ones, bias=dyn.zeros)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -1,6 +1,6 @@
 """Pooling modules: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d."""
 from .. import functional as F
-from .module import Module
+from .module import Module, _FunctionModule
 
 
 class _MaxPoolNd(Module):
@@ -59,18 +59,12 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class _AdaptiveAvgPool(Module):
-    _fn = None
+class _AdaptiveAvgPool(_FunctionModule):
+    _args = ("output_size",)
 
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input):
-        return type(self)._fn(input, self.output_size)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
 
 
 class _AdaptiveMaxPool(_AdaptiveAvgPool):

@@ -14,7 +14,7 @@ import dyn
 from .. import Parameter
 from .. import functional as F
 from .. import init
-from .module import Module, _check_device
+from .module import Module, _check_device, _optional_parameters
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -266,12 +266,7 @@ class RNNCellBase(Module):
         gate_size = _GATES[self._mode] * hidden_size
         self.weight_ih = Parameter(dyn.empty(gate_size, input_size, dtype=dtype))
         self.weight_hh = Parameter(dyn.empty(gate_size, hidden_size, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(dyn.empty(gate_size, dtype=dtype))
-            self.bias_hh = Parameter(dyn.empty(gate_size, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        _optional_parameters(self, bias, (gate_size,), dtype, bias_ih=dyn.empty, bias_hh=dyn.empty)
         self.reset_parameters()
 
     reset_parameters = RNNBase.reset_parameters

@@ -1,6 +1,6 @@
 """Upsample, PixelShuffle and PixelUnshuffle."""
 from .. import functional as F
-from .module import Module
+from .module import Module, _FunctionModule
 
 
 class Upsample(Module):
@@ -19,25 +19,17 @@ class Upsample(Module):
         return f"{what}, mode={self.mode!r}"
 
 
-class PixelShuffle(Module):
+class PixelShuffle(_FunctionModule):
+    _fn, _args = staticmethod(F.pixel_shuffle), ("upscale_factor",)
+
     def __init__(self, upscale_factor):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self):
-        return f"upscale_factor={self.upscale_factor}"
+class PixelUnshuffle(_FunctionModule):
+    _fn, _args = staticmethod(F.pixel_unshuffle), ("downscale_factor",)
 
-
-class PixelUnshuffle(Module):
     def __init__(self, downscale_factor):
         super().__init__()
         self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self):
-        return f"downscale_factor={self.downscale_factor}"

@@ -14,7 +14,16 @@ def conv1x1(in_planes, out_planes, stride=1):
 
 
 class _ResidualBlock(nn.Module):
-    """What BasicBlock and Bottleneck share: relu(main branch + x, through downsample when there is one)."""
+    """What BasicBlock and Bottleneck share: torchvision's constructor arguments, and relu(main branch + x,
+    through downsample when there is one)."""
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64, dilation=1,
+                 norm_layer=None):
+        super().__init__()
+        self._make_branch(inplanes, planes, stride, groups, base_width, dilation, norm_layer or nn.BatchNorm2d)
+        # registered after the branch, as torchvision does: the order of children() and of state_dict keys
+        self.downsample = downsample
+        self.stride = stride
 
     def _add_identity(self, out, x):
         identity = x if self.downsample is None else self.downsample(x)
@@ -24,10 +33,7 @@ class _ResidualBlock(nn.Module):
 class BasicBlock(_ResidualBlock):
     expansion = 1
 
-    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64, dilation=1,
-                 norm_layer=None):
-        super().__init__()
-        norm_layer = norm_layer or nn.BatchNorm2d
+    def _make_branch(self, inplanes, planes, stride, groups, base_width, dilation, norm_layer):
         if groups != 1 or base_width != 64:
             raise ValueError("BasicBlock only supports groups=1 and base_width=64")
         if dilation > 1:
@@ -37,8 +43,6 @@ class BasicBlock(_ResidualBlock):
         self.relu = nn.ReLU(inplace=True)
         self.conv2 = conv3x3(planes, planes)
         self.bn2 = norm_layer(planes)
-        self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x):
         out = self.relu(self.bn1(self.conv1(x)))
@@ -48,10 +52,7 @@ class BasicBlock(_ResidualBlock):
 class Bottleneck(_ResidualBlock):
     expansion = 4
 
-    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64, dilation=1,
-                 norm_layer=None):
-        super().__init__()
-        norm_layer = norm_layer or nn.BatchNorm2d
+    def _make_branch(self, inplanes, planes, stride, groups, base_width, dilation, norm_layer):
         width = int(planes * (base_width / 64.0)) * groups
         self.conv1 = conv1x1(inplanes, width)
         self.bn1 = norm_layer(width)
@@ -60,8 +61,6 @@ class Bottleneck(_ResidualBlock):
         self.conv3 = conv1x1(width, planes * self.expansion)
         self.bn3 = norm_layer(planes * self.expansion)
         self.relu = nn.ReLU(inplace=True)
-        self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x):
         out = self.relu(self.bn1(self.conv1(x)))
