@@ -354,6 +354,7 @@ PyObject* graph_dict(const GraphRecord& r) {
   set_item(d, "calls", PyLong_FromLongLong(r.calls));
   set_item(d, "text", str_obj(print_graph(r.graph)));
   set_item(d, "text_verbose", str_obj(print_graph(r.graph, true)));
+  set_item(d, "plan", str_obj(r.plan ? print_plan(r.graph, *r.plan) : std::string()));
   PyObject* nodes = PyList_New(0);
   for (const Node& n : r.graph.nodes) {
     PyObject* nd = PyDict_New();

@@ -11,6 +11,7 @@ pkgs=("$@"
   libpython3-dev python3-numpy
   libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev
   libopenblas-dev libgtest-dev
+  libsleef-dev  # vector math: the transcendental kernels (core/ops/vmath.cpp)
   chromium  # the HTML report's test renders it in a real browser, headless
 )
 

@@ -34,8 +34,12 @@ std::shared_ptr<Plan> compile_plan(const Graph& g) {
   plan->passes.push_back(fmt::format("eliminate_dead_nodes: {} -> {} nodes", g.nodes.size(), kept));
   std::vector<int> order = eliminate_common_subexpressions(g, live, plan.get());
   plan->passes.push_back(fmt::format("eliminate_common_subexpressions: {} -> {} nodes", kept, order.size()));
-  // fuse_elementwise goes here: it rewrites runs of elementwise kernel steps into one fused step.
   plan->steps = lower_to_steps(g, order);
+  size_t before = plan->steps.size();
+  int fused = fuse_elementwise(g, plan.get());
+  size_t loops = fused ? plan->steps.size() + fused - before : 0;
+  plan->passes.push_back(
+      fmt::format("fuse_elementwise: {} kernel steps -> {} fused step{}", fused, loops, loops == 1 ? "" : "s"));
   plan_buffers(g, plan.get());
   plan->passes.push_back(fmt::format(
       "plan_buffers: {} free steps",
@@ -44,19 +48,22 @@ std::shared_ptr<Plan> compile_plan(const Graph& g) {
 }
 
 size_t Plan::node_steps() const {
-  return static_cast<size_t>(
-      std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind != StepKind::Free; }));
+  size_t n = 0;
+  for (const Step& s : steps) n += s.kind == StepKind::Fused ? fused_nodes(*s.fused).size() : s.kind != StepKind::Free;
+  return n;
 }
 
 std::string print_plan(const Graph& g, const Plan& plan) {
   std::string out;
   for (const std::string& p : plan.passes) out += "# " + p + "\n";
-  static const char* kinds[] = {"kernel", "view", "in_place", "free"};
+  static const char* kinds[] = {"kernel", "view", "in_place", "free", "fused"};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     std::string what;
     if (s.kind == StepKind::Free) {
       for (int v : s.values) what += (what.empty() ? "%" : ", %") + std::to_string(v);
+    } else if (s.kind == StepKind::Fused) {
+      what = print_fused(g, *s.fused);
     } else {
       what = print_node(g, g.nodes[s.node]);
       if (size_t hash = what.find("  #"); hash != std::string::npos) what.resize(hash);
@@ -144,7 +151,10 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     }
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
-      run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
+      if (plan && plan->steps[i].kind == StepKind::Fused)
+        run_fused(*plan->steps[i].fused, slots);
+      else
+        run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
     } catch (const Error& e) {
       fill_merged();
       rethrow_at(g, k, e);

@@ -14,13 +14,26 @@ enum class StepKind : uint8_t {
   View,     // node's output is a view of its input's buffer: no data moves
   InPlace,  // node writes into its target's buffer
   Free,     // drop the buffers of `values`: nothing after reads them
+  Fused,    // run `fused`: several elementwise nodes in one pass over memory
 };
+
+struct FusedLoop;  // core/ir/passes/fuse_elementwise.cpp
 
 struct Step {
   StepKind kind;
-  int node = -1;            // the graph node it runs (all but Free)
+  int node = -1;            // the graph node it runs (all but Free; Fused: its first node)
   std::vector<int> values;  // Free: the value ids released
+  std::shared_ptr<const FusedLoop> fused;
 };
+
+// The nodes a fused step runs, in order.
+const std::vector<int>& fused_nodes(const FusedLoop& f);
+// The values it writes out (read after it); its other nodes' values never leave its blocks.
+const std::vector<int>& fused_outputs(const FusedLoop& f);
+// Runs a fused step: reads its inputs from slots and stores a new tensor for each of its outputs.
+void run_fused(const FusedLoop& f, std::vector<Tensor>& slots);
+// "fused    %3 = mul(%0, %1); %4 = tanh(%3) -> %4 (block loop over f32[1024])"
+std::string print_fused(const Graph& g, const FusedLoop& f);
 
 // The executable form of a segment. Fusion and memory planning are further passes over steps.
 struct Plan {

@@ -1,7 +1,9 @@
 // Elementwise ops: creation, random, unary, binary, where, clamp and cast — inference and kernels.
 #include <cmath>
+#include <optional>
 
 #include "core/error.h"
+#include "core/ops/blocks.h"
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
 #include "core/ops/run.h"
@@ -49,6 +51,60 @@ void run_unary(const Tensor& out, const Tensor& a, F f) {
       for (int64_t i = 0; i < n; ++i) {
         To v = f(load<Ti>(p[1] + i * s[1]));
         std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+      }
+    }
+  });
+}
+
+// Like run_unary, for a block function f(x, o, n) over contiguous arrays (same dtype in and out):
+// contiguous runs go straight through, strided ones through a gathered block.
+template <typename T, typename F>
+void run_unary_blocks(const Tensor& out, const Tensor& a, F f) {
+  const Tensor* ops[2] = {&out, &a};
+  LoopPlan<2> plan(ops);
+  plan.run([&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(T) && s[1] == sizeof(T))
+      return f(reinterpret_cast<const T*>(p[1]), reinterpret_cast<T*>(p[0]), n);
+    T buf[block::kBlock];
+    for (int64_t b = 0; b < n; b += block::kBlock) {
+      int64_t m = std::min<int64_t>(block::kBlock, n - b);
+      for (int64_t i = 0; i < m; ++i) buf[i] = load<T>(p[1] + (b + i) * s[1]);
+      f(buf, buf, m);
+      for (int64_t i = 0; i < m; ++i) std::memcpy(p[0] + (b + i) * s[0], &buf[i], sizeof(T));
+    }
+  });
+}
+
+// Like run_binary, for a block function f(x, y, o, n) (same dtype in and out): contiguous runs go
+// straight through; broadcast and strided operands are gathered into blocks first. Every element
+// then goes through the one function a fused loop calls too, so even which NaN an op returns when
+// both operands are NaN is the same.
+template <typename T, typename F>
+void run_binary_blocks(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const Tensor* ops[3] = {&out, &a, &b};
+  LoopPlan<3> plan(ops);
+  plan.run([&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T))
+      return f(reinterpret_cast<const T*>(p[1]), reinterpret_cast<const T*>(p[2]), reinterpret_cast<T*>(p[0]), n);
+    T bx[block::kBlock], by[block::kBlock];
+    // A contiguous operand is read in place and a broadcast one (stride 0) filled once.
+    bool dense[2] = {s[1] == sizeof(T), s[2] == sizeof(T)};
+    if (s[1] == 0) std::fill_n(bx, block::kBlock, load<T>(p[1]));
+    if (s[2] == 0) std::fill_n(by, block::kBlock, load<T>(p[2]));
+    for (int64_t b0 = 0; b0 < n; b0 += block::kBlock) {
+      int64_t m = std::min<int64_t>(block::kBlock, n - b0);
+      const T* x = dense[0] ? reinterpret_cast<const T*>(p[1]) + b0 : bx;
+      const T* y = dense[1] ? reinterpret_cast<const T*>(p[2]) + b0 : by;
+      if (!dense[0] && s[1] != 0)
+        for (int64_t i = 0; i < m; ++i) bx[i] = load<T>(p[1] + (b0 + i) * s[1]);
+      if (!dense[1] && s[2] != 0)
+        for (int64_t i = 0; i < m; ++i) by[i] = load<T>(p[2] + (b0 + i) * s[2]);
+      if (s[0] == sizeof(T)) {
+        f(x, y, reinterpret_cast<T*>(p[0]) + b0, m);
+      } else {
+        T r[block::kBlock];
+        f(x, y, r, m);
+        for (int64_t i = 0; i < m; ++i) std::memcpy(p[0] + (b0 + i) * s[0], &r[i], sizeof(T));
       }
     }
   });
@@ -232,6 +288,60 @@ T apply_unary(T x) {
 #undef DYN_FORMULA_unary
 #undef DYN_FORMULA_binary
 
+// The vmath function of an op whose formula is one, or nothing.
+constexpr std::optional<vmath::Fn> vmath_fn(OpId op) {
+  switch (op) {
+    case OpId::exp:
+      return vmath::Fn::exp;
+    case OpId::expm1:
+      return vmath::Fn::expm1;
+    case OpId::log:
+      return vmath::Fn::log;
+    case OpId::log1p:
+      return vmath::Fn::log1p;
+    case OpId::sin:
+      return vmath::Fn::sin;
+    case OpId::cos:
+      return vmath::Fn::cos;
+    case OpId::tanh:
+      return vmath::Fn::tanh;
+    case OpId::erf:
+      return vmath::Fn::erf;
+    default:
+      return std::nullopt;
+  }
+}
+
+// formula::name over n contiguous elements, with the bits of formula::name on each: the vmath
+// call is made once for the block, and the formulas built on exp and erf (sigmoid, silu, gelu)
+// do their other steps around it in the formula's order.
+template <OpId Op, typename T>
+void unary_block(const T* x, T* o, int64_t n) {
+  if constexpr (formula::kFloat<T> && vmath_fn(Op).has_value()) {
+    vmath::map(*vmath_fn(Op), x, o, n);
+  } else if constexpr (formula::kFloat<T> && (Op == OpId::sigmoid || Op == OpId::silu || Op == OpId::gelu)) {
+    T t[block::kBlock];
+    for (int64_t b = 0; b < n; b += block::kBlock) {
+      int64_t m = std::min<int64_t>(block::kBlock, n - b);
+      const T* xb = x + b;
+      if constexpr (Op == OpId::gelu) {
+        for (int64_t i = 0; i < m; ++i) t[i] = xb[i] * T(M_SQRT1_2);
+        vmath::map(vmath::Fn::erf, t, t, m);
+        for (int64_t i = 0; i < m; ++i) o[b + i] = T(0.5) * xb[i] * (T(1) + t[i]);
+      } else {
+        for (int64_t i = 0; i < m; ++i) t[i] = -xb[i];
+        vmath::map(vmath::Fn::exp, t, t, m);
+        if constexpr (Op == OpId::sigmoid)
+          for (int64_t i = 0; i < m; ++i) o[b + i] = T(1) / (T(1) + t[i]);
+        else
+          for (int64_t i = 0; i < m; ++i) o[b + i] = xb[i] / (T(1) + t[i]);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = apply_unary<Op>(x[i]);
+  }
+}
+
 template <OpId Op>
 void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
   if constexpr (Op == OpId::logical_not) {
@@ -249,7 +359,7 @@ void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
           if constexpr (rule_of(Op) != DTypeRule::floating)
             run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
         } else {
-          run_unary<T, T>(out[0], x, [](T v) { return apply_unary<Op>(v); });
+          run_unary_blocks<T>(out[0], x, unary_block<Op, T>);
         }
       }
     });
@@ -299,6 +409,20 @@ auto apply_binary(T x, T y) {
 #undef DYN_FORMULA_binary
 #undef DYN_OP
 
+template <OpId Op, typename T>
+void binary_block(const T* x, const T* y, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = apply_binary<Op, T>(x[i], y[i]);
+}
+
+template <OpId Op, typename T>
+void unary_erased(const void* x, void* o, int64_t n) {
+  unary_block<Op, T>(static_cast<const T*>(x), static_cast<T*>(o), n);
+}
+template <OpId Op, typename T>
+void binary_erased(const void* x, const void* y, void* o, int64_t n) {
+  binary_block<Op, T>(static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(o), n);
+}
+
 // Integer division by zero and negative integer powers are errors, found before the kernel runs.
 void check_int_operand(OpId op, const Tensor& y) {
   if (y.dtype() != DType::Int64 || y.numel() == 0) return;
@@ -342,7 +466,15 @@ void kernel_binary(InSpan in, const Attrs& a, OutSpan out) {
     } else {
       using To = decltype(apply_binary<Op, T>(T{}, T{}));
       auto f = [](T u, T v) { return apply_binary<Op, T>(u, v); };
-      if (a.side == ScalarSide::None) {
+      if constexpr (std::is_same_v<To, T> && formula::kFloat<T>) {
+        // Through the block function a fused loop uses (see run_binary_blocks).
+        Tensor y = a.side == ScalarSide::None ? cast_to(in[1], t) : Tensor::empty(Dims{}, t);
+        if (a.side != ScalarSide::None) *y.data<T>() = scalar_as<T>(a.scalar);
+        if (a.side == ScalarSide::Lhs)
+          run_binary_blocks<T>(out[0], y, x, binary_block<Op, T>);
+        else
+          run_binary_blocks<T>(out[0], x, y, binary_block<Op, T>);
+      } else if (a.side == ScalarSide::None) {
         Tensor y = cast_to(in[1], t);
         check_int_operand(Op, y);
         run_binary<To, T>(out[0], x, y, f);
@@ -423,6 +555,52 @@ void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
 }
 
 }  // namespace
+
+namespace block {
+
+UnaryFn unary_fn(OpId op, DType t) {
+  if (t != DType::Float32 && t != DType::Float64) return nullptr;
+  bool f32 = t == DType::Float32;
+  switch (op) {
+#define DYN_FORMULA_none(n)
+#define DYN_FORMULA_binary(n)
+#define DYN_FORMULA_unary(n)                                                     \
+  case OpId::n:                                                                  \
+    if constexpr (OpId::n != OpId::logical_not)                                  \
+      return f32 ? unary_erased<OpId::n, float> : unary_erased<OpId::n, double>; \
+    break;
+#define DYN_OP(n, cls, nin, nout, rule, formula, ...) DYN_FORMULA_##formula(n)
+#include "core/ops/ops.def"
+#undef DYN_FORMULA_unary
+#undef DYN_FORMULA_binary
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+BinaryFn binary_fn(OpId op, DType t) {
+  if (t != DType::Float32 && t != DType::Float64) return nullptr;
+  bool f32 = t == DType::Float32;
+  switch (op) {
+#define DYN_FORMULA_unary(n)
+#define DYN_FORMULA_binary(n)                                                              \
+  case OpId::n:                                                                            \
+    if constexpr (std::is_same_v<decltype(apply_binary<OpId::n, float>(0.f, 0.f)), float>) \
+      return f32 ? binary_erased<OpId::n, float> : binary_erased<OpId::n, double>;         \
+    break;
+#include "core/ops/ops.def"
+#undef DYN_FORMULA_unary
+#undef DYN_FORMULA_binary
+#undef DYN_FORMULA_none
+#undef DYN_OP
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace block
 
 void register_elementwise_ops(OpDef* t) {
   // clang-format off

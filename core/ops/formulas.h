@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/ops/vmath.h"
+
 namespace dyn::formula {
 
 template <typename T>
@@ -23,12 +25,14 @@ T abs(T x) {
   else
     return x < 0 ? -x : x;
 }
-// Formulas that are the C library's function of the same name: one list, so that the vector
-// versions can take their place together.
-#define DYN_LIBM_FORMULA(name) \
-  template <typename T>        \
-  T name(T x) {                \
-    return std::name(x);       \
+// The transcendental formulas go through vmath (SLEEF), one value at a time here and a block at a
+// time in the kernels (kernels.h), with the same bits either way. Integers never reach them: their
+// ops promote to a floating type first.
+#define DYN_VMATH_FORMULA(name)                      \
+  template <typename T>                              \
+  T name(T x) {                                      \
+    static_assert(kFloat<T>, #name " takes floats"); \
+    return vmath::one(vmath::Fn::name, x);           \
   }
 // Rounding is the identity on integers.
 #define DYN_ROUNDING_FORMULA(name) \
@@ -39,27 +43,30 @@ T abs(T x) {
     else                           \
       return x;                    \
   }
-DYN_LIBM_FORMULA(exp)
-DYN_LIBM_FORMULA(expm1)
-DYN_LIBM_FORMULA(log)
-DYN_LIBM_FORMULA(log1p)
-DYN_LIBM_FORMULA(sqrt)
-DYN_LIBM_FORMULA(sin)
-DYN_LIBM_FORMULA(cos)
-DYN_LIBM_FORMULA(tanh)
-DYN_LIBM_FORMULA(erf)
+DYN_VMATH_FORMULA(exp)
+DYN_VMATH_FORMULA(expm1)
+DYN_VMATH_FORMULA(log)
+DYN_VMATH_FORMULA(log1p)
+DYN_VMATH_FORMULA(sin)
+DYN_VMATH_FORMULA(cos)
+DYN_VMATH_FORMULA(tanh)
+DYN_VMATH_FORMULA(erf)
 DYN_ROUNDING_FORMULA(floor)
 DYN_ROUNDING_FORMULA(ceil)
-#undef DYN_LIBM_FORMULA
+#undef DYN_VMATH_FORMULA
 #undef DYN_ROUNDING_FORMULA
 
+template <typename T>
+T sqrt(T x) {
+  return std::sqrt(x);  // correctly rounded: the vector instruction gives the same bits
+}
 template <typename T>
 T rsqrt(T x) {
   return T(1) / std::sqrt(x);
 }
 template <typename T>
 T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
+  return T(1) / (T(1) + exp(-x));
 }
 template <typename T>
 T relu(T x) {
@@ -69,11 +76,11 @@ T relu(T x) {
 }
 template <typename T>
 T gelu(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2)));
 }
 template <typename T>
 T silu(T x) {
-  return x / (T(1) + std::exp(-x));
+  return x / (T(1) + exp(-x));
 }
 
 // ---- binary ----

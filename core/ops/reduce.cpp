@@ -291,7 +291,8 @@ void register_reduce_ops(OpDef* t) {
 #define DYN_I(n) set_kernel(t, OpId::n, infer_index_reduce_op<OpId::n>, kernel_index_reduce<OpId::n>);
   DYN_I(max_dim)
   DYN_I(min_dim)
-  DYN_I(argmax) DYN_I(argmin)
+  DYN_I(argmax)
+  DYN_I(argmin)
 #undef DYN_I
       set_kernel(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
   set_kernel(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);

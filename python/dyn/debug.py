@@ -68,6 +68,7 @@ class Graph:
         self.nodes = [Node(n) for n in d["nodes"]]
         self._text = d["text"]
         self._text_verbose = d["text_verbose"]
+        self._plan = d["plan"]
 
     @property
     def ops(self):
@@ -76,6 +77,11 @@ class Graph:
     def text(self, verbose=False):
         """The graph, one node per line, with the user's source line beside each node."""
         return self._text_verbose if verbose else self._text
+
+    def plan(self):
+        """The steps the graph runs as (what :graph -v shows under plan:): the passes' log, then one
+        line per step (kernel, view, in_place, fused, free). Empty for the eager backend."""
+        return self._plan
 
     def dot(self):
         """The graph as graphviz DOT text."""

@@ -59,7 +59,9 @@ class TestPythonSurface(unittest.TestCase):
 
 
 class TestNewOps(unittest.TestCase):
-    def test_float64_values_are_the_c_librarys(self):
+    def test_float64_values_within_the_vector_librarys_bound(self):
+        # SLEEF's functions are within 1 ULP of the true value, as is the C library's that
+        # Python's math uses: the two agree to 2 ULP, and exactly on zeros, infinities and NaN.
         x = dyn.tensor(EDGE, dtype=dyn.float64)
         for name, f in UNARY.items():
             with self.subTest(op=name):
@@ -69,7 +71,10 @@ class TestNewOps(unittest.TestCase):
                     if math.isnan(want):
                         self.assertTrue(math.isnan(gi), f"{name}({xi}) = {gi}")
                     else:
-                        self.assertEqual(gi, want, f"{name}({xi})")
+                        if math.isinf(want) or want == 0:
+                            self.assertEqual(gi, want, f"{name}({xi})")
+                        else:
+                            self.assertLessEqual(abs(gi - want), 2 * math.ulp(want), f"{name}({xi}) = {gi}, not {want}")
                         self.assertEqual(math.copysign(1, gi), math.copysign(1, want), f"{name}({xi}) sign")
 
     def test_float32_close_to_float64_truth(self):

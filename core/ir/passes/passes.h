@@ -1,6 +1,5 @@
 // The passes that build a plan, in the order compile_plan (core/ir/plan.cpp) runs them. Each
-// lives in its own file of this folder. The next one, fuse_elementwise, runs after lowering: it
-// rewrites runs of elementwise kernel steps (the ops whose formula column is set) into one step.
+// lives in its own file of this folder.
 #pragma once
 #include <vector>
 
@@ -15,6 +14,10 @@ std::vector<bool> eliminate_dead_nodes(const Graph& g);
 std::vector<int> eliminate_common_subexpressions(const Graph& g, const std::vector<bool>& live, Plan* plan);
 // One step per kept node. lower.cpp
 std::vector<Step> lower_to_steps(const Graph& g, const std::vector<int>& order);
+// Rewrites runs of consecutive elementwise kernel steps over one shape and float dtype (the ops
+// whose formula column is set) into one Fused step that walks memory once, block by block; only
+// values read after the run are written out. Returns how many steps it replaced. fuse_elementwise.cpp
+int fuse_elementwise(const Graph& g, Plan* plan);
 // A Free step after the last reader of each buffer (graph outputs are never freed). lower.cpp
 void plan_buffers(const Graph& g, Plan* plan);
 

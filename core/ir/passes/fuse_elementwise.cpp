@@ -1,0 +1,277 @@
+// fuse_elementwise: a run of elementwise kernel steps over one shape and one float dtype becomes
+// one step that walks memory once. The step is a small block interpreter (in the manner of
+// numexpr): for each block of block::kBlock elements it loads the run's inputs, evaluates every
+// node with the same block functions the eager kernels use (core/ops/blocks.h), and stores only
+// the values something after the run reads. Each element goes through the same formulas in the
+// same order as in eager mode, so the results are bitwise equal; the saving is the memory
+// traffic and the allocations of the intermediates.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/ir/passes/passes.h"
+#include "core/ops/blocks.h"
+#include "core/ops/loops.h"
+#include "core/thread_pool.h"
+
+namespace dyn {
+
+struct FusedLoop {
+  enum class From : uint8_t { Input, Node, Scalar };
+  struct Operand {
+    From from = From::Input;
+    int index = 0;  // Input: into inputs; Node: into code
+    Scalar scalar;  // From::Scalar: converted to the loop's dtype as the eager kernel does
+  };
+  struct Instr {
+    int node = -1;
+    block::UnaryFn unary = nullptr;
+    block::BinaryFn binary = nullptr;
+    Operand a, b;
+    int output = -1;  // index into outputs when the value is read after the loop
+  };
+  DType dtype = DType::Float32;
+  Dims shape;
+  std::vector<int> nodes;
+  std::vector<int> inputs;   // value ids read (after CSE's remap)
+  std::vector<int> outputs;  // value ids written
+  std::vector<Instr> code;
+};
+
+const std::vector<int>& fused_nodes(const FusedLoop& f) { return f.nodes; }
+const std::vector<int>& fused_outputs(const FusedLoop& f) { return f.outputs; }
+
+namespace {
+
+bool fusable(const Graph& g, const Node& n) {
+  if (n.target >= 0 || n.outputs.size() != 1) return false;
+  const Value& out = g.values[n.outputs[0]];
+  FormulaKind k = formula_of(n.op);
+  if (k == FormulaKind::unary ? !block::unary_fn(n.op, out.dtype)
+                              : k != FormulaKind::binary || !block::binary_fn(n.op, out.dtype))
+    return false;
+  // The eager kernels cast operands to the result dtype first; a fused loop reads them as they are.
+  for (int v : n.inputs)
+    if (g.values[v].dtype != out.dtype) return false;
+  return true;
+}
+
+struct Builder {
+  const Graph& g;
+  const Plan& plan;
+  std::shared_ptr<FusedLoop> f = std::make_shared<FusedLoop>();
+
+  FusedLoop::Operand operand(int value) {
+    value = plan.remap[value];
+    for (size_t i = 0; i < f->code.size(); ++i)
+      if (g.nodes[f->code[i].node].outputs[0] == value) return {FusedLoop::From::Node, static_cast<int>(i), {}};
+    auto it = std::find(f->inputs.begin(), f->inputs.end(), value);
+    if (it == f->inputs.end()) it = f->inputs.insert(it, value);
+    return {FusedLoop::From::Input, static_cast<int>(it - f->inputs.begin()), {}};
+  }
+
+  void add(int k) {
+    const Node& n = g.nodes[k];
+    FusedLoop::Instr ins;
+    ins.node = k;
+    f->nodes.push_back(k);
+    if (formula_of(n.op) == FormulaKind::unary) {
+      ins.unary = block::unary_fn(n.op, f->dtype);
+      ins.a = operand(n.inputs[0]);
+    } else {
+      ins.binary = block::binary_fn(n.op, f->dtype);
+      FusedLoop::Operand s{FusedLoop::From::Scalar, 0, n.attrs.scalar};
+      switch (n.attrs.side) {
+        case ScalarSide::None:
+          ins.a = operand(n.inputs[0]), ins.b = operand(n.inputs[1]);
+          break;
+        case ScalarSide::Rhs:
+          ins.a = operand(n.inputs[0]), ins.b = s;
+          break;
+        case ScalarSide::Lhs:
+          ins.a = s, ins.b = operand(n.inputs[0]);
+          break;
+      }
+    }
+    f->code.push_back(ins);
+  }
+};
+
+}  // namespace
+
+int fuse_elementwise(const Graph& g, Plan* plan) {
+  // Which values are read by a step, in place or as an operand, or seen by the program.
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Step& s : plan->steps) {
+    const Node& n = g.nodes[s.node];
+    for (int v : n.inputs) readers[plan->remap[v]]++;
+    if (n.target >= 0) readers[plan->remap[n.target]] += 2;  // never an intermediate
+  }
+  std::vector<bool> seen_after(g.values.size(), false);
+  for (int o : g.outputs) seen_after[plan->remap[o]] = true;
+
+  std::vector<Step> out;
+  int replaced = 0;
+  size_t i = 0;
+  while (i < plan->steps.size()) {
+    const Step& s = plan->steps[i];
+    const Node& n = g.nodes[s.node];
+    size_t j = i;
+    if (s.kind == StepKind::Kernel && fusable(g, n)) {
+      const Value& v = g.values[n.outputs[0]];
+      while (j + 1 < plan->steps.size() && plan->steps[j + 1].kind == StepKind::Kernel) {
+        const Node& m = g.nodes[plan->steps[j + 1].node];
+        const Value& w = g.values[m.outputs[0]];
+        if (!fusable(g, m) || w.dtype != v.dtype || w.shape != v.shape) break;
+        ++j;
+      }
+    }
+    if (j == i) {
+      out.push_back(std::move(plan->steps[i++]));
+      continue;
+    }
+    Builder b{g, *plan};
+    b.f->dtype = g.values[n.outputs[0]].dtype;
+    b.f->shape = g.values[n.outputs[0]].shape;
+    for (size_t k = i; k <= j; ++k) b.add(plan->steps[k].node);
+    // A value leaves the loop when a step after it reads it or the program sees it.
+    std::vector<int> inside(g.values.size(), 0);
+    for (const FusedLoop::Instr& ins : b.f->code)
+      for (int v : g.nodes[ins.node].inputs) inside[plan->remap[v]]++;
+    for (FusedLoop::Instr& ins : b.f->code) {
+      int v = g.nodes[ins.node].outputs[0];
+      if (seen_after[v] || readers[v] > inside[v]) {
+        ins.output = static_cast<int>(b.f->outputs.size());
+        b.f->outputs.push_back(v);
+      }
+    }
+    replaced += static_cast<int>(j - i + 1);
+    Step fused{StepKind::Fused, plan->steps[i].node, {}, b.f};
+    out.push_back(std::move(fused));
+    i = j + 1;
+  }
+  plan->steps = std::move(out);
+  return replaced;
+}
+
+// ---- running a fused step ----
+
+namespace {
+
+// Reads an operand of any layout as blocks of the loop's shape: a contiguous tensor of that shape
+// is read in place, anything else (broadcast, strided) is gathered.
+template <typename T>
+struct Reader {
+  const T* base = nullptr;
+  bool direct = false;
+  int nd = 0;
+  int64_t shape[kMaxDims], stride[kMaxDims];
+
+  Reader(const Tensor& t, const Dims& loop_shape) {
+    base = t.data<T>();
+    direct = t.shape() == loop_shape && t.is_contiguous();
+    Dims st = broadcast_strides(t.shape(), t.strides(), loop_shape);
+    nd = static_cast<int>(loop_shape.size());
+    for (int d = 0; d < nd; ++d) shape[d] = loop_shape[d], stride[d] = st[d];
+  }
+
+  const T* block(int64_t begin, int64_t n, T* buf) const {
+    if (direct) return base + begin;
+    int64_t idx[kMaxDims], off = 0, rem = begin;
+    for (int d = nd - 1; d >= 0; --d) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+      off += idx[d] * stride[d];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      buf[i] = base[off];
+      for (int d = nd - 1; d >= 0; --d) {
+        off += stride[d];
+        if (++idx[d] < shape[d]) break;
+        off -= idx[d] * stride[d];
+        idx[d] = 0;
+      }
+    }
+    return buf;
+  }
+};
+
+template <typename T>
+void run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
+  std::vector<Reader<T>> readers;
+  readers.reserve(f.inputs.size());
+  for (int v : f.inputs) readers.emplace_back(slots[v], f.shape);
+  std::vector<Tensor> outs;
+  outs.reserve(f.outputs.size());
+  for (size_t i = 0; i < f.outputs.size(); ++i) outs.push_back(Tensor::empty(f.shape, f.dtype));
+  std::vector<T*> out_ptr;
+  for (Tensor& t : outs) out_ptr.push_back(t.data<T>());
+  int64_t numel = 1;
+  for (int64_t d : f.shape) numel *= d;
+  const size_t regs = f.inputs.size() + f.code.size() + 2 * f.code.size();  // inputs, values, scalars
+  parallel_for(0, numel, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch(regs * block::kBlock);
+    auto reg = [&](size_t r) { return scratch.data() + r * block::kBlock; };
+    // Scalar operands as full blocks, converted as the eager kernel converts them.
+    for (size_t i = 0; i < f.code.size(); ++i)
+      for (int side = 0; side < 2; ++side) {
+        const FusedLoop::Operand& o = side ? f.code[i].b : f.code[i].a;
+        if (o.from != FusedLoop::From::Scalar) continue;
+        T v = o.scalar.kind == Scalar::Float ? static_cast<T>(o.scalar.f) : static_cast<T>(o.scalar.i);
+        std::fill_n(reg(f.inputs.size() + f.code.size() + 2 * i + side), block::kBlock, v);
+      }
+    std::vector<const T*> in(f.inputs.size()), val(f.code.size());
+    for (int64_t b = begin; b < end; b += block::kBlock) {
+      int64_t m = std::min<int64_t>(block::kBlock, end - b);
+      for (size_t i = 0; i < readers.size(); ++i) in[i] = readers[i].block(b, m, reg(i));
+      for (size_t i = 0; i < f.code.size(); ++i) {
+        const FusedLoop::Instr& ins = f.code[i];
+        auto src = [&](const FusedLoop::Operand& o, int side) -> const T* {
+          switch (o.from) {
+            case FusedLoop::From::Input:
+              return in[o.index];
+            case FusedLoop::From::Node:
+              return val[o.index];
+            case FusedLoop::From::Scalar:
+              return reg(f.inputs.size() + f.code.size() + 2 * i + side);
+          }
+          return nullptr;
+        };
+        T* dst = ins.output >= 0 ? out_ptr[ins.output] + b : reg(f.inputs.size() + i);
+        if (ins.unary)
+          ins.unary(src(ins.a, 0), dst, m);
+        else
+          ins.binary(src(ins.a, 0), src(ins.b, 1), dst, m);
+        val[i] = dst;
+      }
+    }
+  });
+  for (size_t i = 0; i < f.outputs.size(); ++i) slots[f.outputs[i]] = std::move(outs[i]);
+}
+
+}  // namespace
+
+void run_fused(const FusedLoop& f, std::vector<Tensor>& slots) {
+  if (f.dtype == DType::Float64)
+    run_typed<double>(f, slots);
+  else
+    run_typed<float>(f, slots);
+}
+
+std::string print_fused(const Graph& g, const FusedLoop& f) {
+  std::string body;
+  for (const FusedLoop::Instr& ins : f.code) {
+    // "%3 = div(%2, 2.0)": the node as :graph prints it, without its type and source.
+    std::string line = print_node(g, g.nodes[ins.node]);
+    if (size_t hash = line.find("  #"); hash != std::string::npos) line.resize(hash);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    size_t eq = line.find(" = ");
+    body += fmt::format("{}%{} = {}", body.empty() ? "" : "; ", g.nodes[ins.node].outputs[0],
+                        eq == std::string::npos ? line : line.substr(eq + 3));
+  }
+  std::string outs;
+  for (int v : f.outputs) outs += (outs.empty() ? "%" : ", %") + std::to_string(v);
+  return fmt::format("{} -> {} (one pass over {})", body, outs, meta_str(f.dtype, f.shape));
+}
+
+}  // namespace dyn

@@ -1,0 +1,88 @@
+// vmath on AVX2 (built with -mavx2 -mfma), and the choice between it and AVX-512, made once per
+// process so that every path of the process gives the same bits.
+#include "core/ops/vmath.h"
+
+#include <immintrin.h>
+// clang-format off
+#include <sleef.h>
+// clang-format on
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/ops/vmath_impl.h"
+
+namespace dyn::vmath {
+
+namespace {
+
+using F8 = decltype(&Sleef_expf8_u10avx2);  // declared const (no side effects)
+using D4 = decltype(&Sleef_expd4_u10avx2);
+
+F8 float_fn(Fn f) {
+  switch (f) {
+    case Fn::exp: return Sleef_expf8_u10avx2;
+    case Fn::expm1: return Sleef_expm1f8_u10avx2;
+    case Fn::log: return Sleef_logf8_u10avx2;
+    case Fn::log1p: return Sleef_log1pf8_u10avx2;
+    case Fn::sin: return Sleef_sinf8_u10avx2;
+    case Fn::cos: return Sleef_cosf8_u10avx2;
+    case Fn::tanh: return Sleef_tanhf8_u35avx2;
+    case Fn::erf: return Sleef_erff8_u10avx2;
+  }
+  return Sleef_expf8_u10avx2;
+}
+
+D4 double_fn(Fn f) {
+  switch (f) {
+    case Fn::exp: return Sleef_expd4_u10avx2;
+    case Fn::expm1: return Sleef_expm1d4_u10avx2;
+    case Fn::log: return Sleef_logd4_u10avx2;
+    case Fn::log1p: return Sleef_log1pd4_u10avx2;
+    case Fn::sin: return Sleef_sind4_u10avx2;
+    case Fn::cos: return Sleef_cosd4_u10avx2;
+    case Fn::tanh: return Sleef_tanhd4_u35avx2;
+    case Fn::erf: return Sleef_erfd4_u10avx2;
+  }
+  return Sleef_expd4_u10avx2;
+}
+
+// DYN_VMATH=avx2 keeps AVX2 on an AVX-512 machine (to reproduce another machine's bits).
+const bool kAvx512 = [] {
+  const char* want = std::getenv("DYN_VMATH");
+  if (want && std::strcmp(want, "avx2") == 0) return false;
+  return __builtin_cpu_supports("avx512f") != 0;
+}();
+
+}  // namespace
+
+void map(Fn f, const float* in, float* out, int64_t n) {
+  if (kAvx512) return detail::map_avx512(f, in, out, n);
+  F8 fn = float_fn(f);
+  detail::each_vector<8>(in, out, n, [fn](const float* a, float* r) { _mm256_storeu_ps(r, fn(_mm256_loadu_ps(a))); });
+}
+
+void map(Fn f, const double* in, double* out, int64_t n) {
+  if (kAvx512) return detail::map_avx512(f, in, out, n);
+  D4 fn = double_fn(f);
+  detail::each_vector<4>(in, out, n,
+                         [fn](const double* a, double* r) { _mm256_storeu_pd(r, fn(_mm256_loadu_pd(a))); });
+}
+
+float one(Fn f, float x) {
+  float r;
+  map(f, &x, &r, 1);
+  return r;
+}
+
+double one(Fn f, double x) {
+  double r;
+  map(f, &x, &r, 1);
+  return r;
+}
+
+const char* library() {
+  return kAvx512 ? "SLEEF 3.5, AVX-512 (1.0 ULP; tanh 3.5 ULP)" : "SLEEF 3.5, AVX2 (1.0 ULP; tanh 3.5 ULP)";
+}
+
+}  // namespace dyn::vmath

@@ -1,0 +1,183 @@
+"""The fast backend: vector math and fused elementwise loops.
+
+Every pattern a fused step handles runs compiled and eagerly and must agree bit for bit, at one
+and at two threads, with sizes that cross block and thread-chunk boundaries; the plans say what
+fused (step counts read from Graph.plan()).
+"""
+import math
+import re
+import unittest
+
+import numpy as np
+
+import dyn
+from compiletest import assert_same
+
+BIG = 70000  # more than two thread chunks (32768) and not a multiple of a block (512)
+
+
+def fl(shape, seed, dtype=dyn.float32, scale=3.0):
+    g = np.random.default_rng(seed)
+    return dyn.tensor((g.standard_normal(shape) * scale).astype(np.float64)).to(dtype)
+
+
+def steps(fn):
+    """{kind: count} of the steps of fn's newest graph, and the plan text."""
+    plan = dyn.debug.graphs(fn)[-1].plan()
+    kinds = re.findall(r"^step +\d+ +(\w+)", plan, re.M)
+    return {k: kinds.count(k) for k in set(kinds)}, plan
+
+
+def chain(x, w, b):
+    return (x * w + b).tanh() * 0.5 + x
+
+
+def activations(x):
+    return x.sigmoid() + x.exp().log1p() - dyn.nn.functional.gelu(x) * dyn.nn.functional.silu(x)
+
+
+def broadcast(x, bias, col):
+    return ((x + bias) * col).relu() - 2.0 / (x.abs() + 1.0)
+
+
+def strided(x, xt):
+    return (x.t() * 2.0 + xt).sin() + x[:, ::2].repeat(1, 2).t().cos()
+
+
+def scalar_lhs(x):
+    return (1.0 - x) / (3.0 + x * x) + 2.0 ** x.clamp(-3, 3).floor()
+
+
+def with_intermediate_outputs(x):
+    a = x * 3.0
+    b = a.exp()
+    c = (b - 1.0) * 0.25
+    return a, c, b.sum(dim=1, keepdim=True)  # a and b are read after the loop
+
+
+def then_in_place(x, y):
+    a = (x + 1.0).tanh()
+    a.mul_(y)
+    return a + 1.0
+
+
+def nan_and_inf(x):
+    return x.log() + x.sqrt() - x.abs().rsqrt(), x / (x * 0.0)
+
+
+def promoted(x, i):
+    # int + float promotes in the add: the add runs alone, exp and tanh after it fuse
+    return (x * 2.0 + i).exp().tanh() + (i * 3).to(dyn.float32)
+
+
+PROGRAMS = {
+    "chain": (chain, lambda k: [fl((BIG,), k), fl((BIG,), k + 1), fl((BIG,), k + 2)]),
+    "chain_f64": (chain, lambda k: [fl((300, 7), k, dyn.float64), fl((300, 7), k + 1, dyn.float64),
+                                     fl((7,), k + 2, dyn.float64)]),
+    "activations": (activations, lambda k: [fl((BIG,), k)]),
+    "broadcast": (broadcast, lambda k: [fl((600, 130), k), fl((130,), k + 1), fl((600, 1), k + 2)]),
+    "strided": (strided, lambda k: [fl((40, 60), k), fl((60, 40), k + 1)]),
+    "scalar_lhs": (scalar_lhs, lambda k: [fl((1000,), k)]),
+    "intermediate_outputs": (with_intermediate_outputs, lambda k: [fl((300, 250), k, scale=1.0)]),
+    "then_in_place": (then_in_place, lambda k: [fl((50, 9), k), fl((9,), k + 1)]),
+    "nan_and_inf": (nan_and_inf, lambda k: [dyn.cat([fl((20,), k), dyn.tensor([0.0, -0.0, 1e-30])])]),
+    "promoted": (promoted, lambda k: [fl((64,), k), dyn.arange(64)]),
+}
+
+
+class TestFusedEqualsEager(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+        self.threads = dyn.get_num_threads()
+
+    def tearDown(self):
+        dyn.set_num_threads(self.threads)
+
+    def test_every_pattern_bitwise_at_one_and_two_threads(self):
+        for threads in (1, 2):
+            dyn.set_num_threads(threads)
+            for name, (fn, make) in PROGRAMS.items():
+                with self.subTest(program=name, threads=threads):
+                    compiled = dyn.compile(fn, name=f"{name}_{threads}")
+                    for k in range(2):  # the first call records, the second replays the plan
+                        args = make(10 * k)
+                        assert_same(self, fn(*args), compiled(*args), f"{name} threads={threads} call {k}")
+
+    def test_threads_do_not_change_bits(self):
+        args = PROGRAMS["activations"][1](7)
+        outs = []
+        for threads in (1, 2):
+            dyn.set_num_threads(threads)
+            outs.append(dyn.compile(activations, name=f"act{threads}")(*args))
+        assert_same(self, outs[0], outs[1], "1 vs 2 threads")
+
+
+class TestPlans(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_a_chain_is_one_fused_step(self):
+        f = dyn.compile(chain, name="chain")
+        f(*PROGRAMS["chain"][1](0))
+        kinds, plan = steps(f)
+        self.assertEqual(kinds.get("fused"), 1, plan)
+        self.assertNotIn("kernel", kinds, plan)
+        self.assertIn("fuse_elementwise: 5 kernel steps -> 1 fused step", plan)
+        # only the result leaves the loop
+        self.assertRegex(plan, r"-> %\d+ \(one pass over f32\[70000\]\)")
+
+    def test_values_read_later_are_written_out(self):
+        f = dyn.compile(with_intermediate_outputs, name="outs")
+        f(*PROGRAMS["intermediate_outputs"][1](0))
+        kinds, plan = steps(f)
+        self.assertEqual(kinds.get("fused"), 1, plan)
+        self.assertEqual(kinds.get("kernel"), 1, plan)  # the sum
+        line = next(l for l in plan.splitlines() if re.match(r"step +\d+ +fused", l))
+        self.assertEqual(len(line.split("->")[1].split("(")[0].split(",")), 3, line)  # a, b, c
+
+    def test_in_place_reductions_and_promotion_end_a_run(self):
+        f = dyn.compile(then_in_place, name="inplace")
+        f(*PROGRAMS["then_in_place"][1](0))
+        kinds, plan = steps(f)
+        self.assertEqual(kinds.get("in_place"), 1, plan)
+        self.assertEqual(kinds.get("fused"), 1, plan)  # add+tanh; the last add is alone
+        g = dyn.compile(promoted, name="promoted")
+        g(*PROGRAMS["promoted"][1](0))
+        kinds, plan = steps(g)
+        self.assertEqual(kinds.get("fused"), 1, plan)
+        self.assertRegex(plan, r"fused +%\d+ = exp\(%\d+\); %\d+ = tanh")
+        self.assertIn("cast", plan)  # the int -> float conversion is its own step
+
+    def test_the_eager_backend_has_no_plan(self):
+        f = dyn.compile(chain, name="eager_chain", backend="eager")
+        f(*PROGRAMS["chain"][1](0))
+        self.assertEqual(dyn.debug.graphs(f)[-1].plan(), "")
+
+
+class TestVectorMath(unittest.TestCase):
+    def test_an_element_has_the_same_bits_wherever_it_sits(self):
+        # The same value alone, at the start of a vector, in a padded tail and past a block.
+        v = 0.7390851
+        for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "erf", "sigmoid"):
+            alone = getattr(dyn.tensor([v]), name)().item()
+            for n in (3, 17, 515, 1030):
+                x = dyn.full((n,), v)
+                got = getattr(x, name)().numpy()
+                self.assertTrue(np.all(got == np.float32(alone)), f"{name} n={n}")
+                strided_out = getattr(dyn.full((n, 2), v)[:, 1], name)().numpy()
+                self.assertTrue(np.all(strided_out == np.float32(alone)), f"{name} strided n={n}")
+
+    def test_float32_within_the_documented_bound(self):
+        # 1 ULP (tanh 3.5) against float64 truth; float32 spacing at the value.
+        a = np.random.default_rng(3).uniform(-4, 4, 4000).astype(np.float32)
+        x = dyn.tensor(a)
+        for name, truth, ulps in (("exp", np.exp, 1), ("tanh", np.tanh, 3.5), ("sin", np.sin, 1),
+                                  ("erf", np.vectorize(math.erf), 1)):
+            got = getattr(x, name)().numpy().astype(np.float64)
+            want = truth(a.astype(np.float64))
+            err = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+            self.assertLessEqual(err.max(), ulps + 0.5, name)  # + the rounding of the truth to f32
+
+
+if __name__ == "__main__":
+    unittest.main()
