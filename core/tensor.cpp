@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "core/error.h"
 
@@ -94,15 +96,72 @@ constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeThreshold = size_t{4} << 20;
 }  // namespace
 
+namespace {
+size_t huge_size(size_t total) { return (total + kHugePage - 1) / kHugePage * kHugePage; }
+
+// Freed large buffers, kept for the next allocation of the same size: the kernel zeroes every
+// page of fresh memory (about 4 ms for 64 MiB), more than a memory-bound kernel's own work on it,
+// and a training step or a replayed graph asks for the same sizes call after call. Bounded by
+// DYN_CACHE_MB (default 1024; 0 turns it off), oldest dropped first.
+class LargeBlockCache {
+ public:
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(m_);
+    for (size_t i = blocks_.size(); i-- > 0;)
+      if (blocks_[i].first == size) {
+        void* mem = blocks_[i].second;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        bytes_ -= size;
+        return mem;
+      }
+    return nullptr;
+  }
+  void give(void* mem, size_t size) {
+    std::vector<void*> drop;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (size > limit_) {
+        drop.push_back(mem);
+      } else {
+        blocks_.emplace_back(size, mem);
+        bytes_ += size;
+        while (bytes_ > limit_) {
+          drop.push_back(blocks_.front().second);
+          bytes_ -= blocks_.front().first;
+          blocks_.erase(blocks_.begin());
+        }
+      }
+    }
+    for (void* p : drop) std::free(p);
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<std::pair<size_t, void*>> blocks_;
+  size_t bytes_ = 0;
+  size_t limit_ = [] {
+    const char* mb = std::getenv("DYN_CACHE_MB");
+    return (mb ? static_cast<size_t>(std::strtoull(mb, nullptr, 10)) : size_t{1024}) << 20;
+  }();
+};
+
+LargeBlockCache& large_blocks() {
+  static auto* cache = new LargeBlockCache();  // never destroyed: storages may be freed at exit
+  return *cache;
+}
+}  // namespace
+
 Storage* Storage::allocate(size_t nbytes) {
   size_t total = (kHeader + nbytes + 63) / 64 * 64;
   // Large buffers are 2 MiB aligned and advised as huge pages: a fresh 64 MiB tensor then costs
   // 32 page faults instead of 16384, which dominates a memory-bound kernel's time (numpy does this too).
   bool huge = total >= kHugeThreshold;
-  void* mem = huge ? std::aligned_alloc(kHugePage, (total + kHugePage - 1) / kHugePage * kHugePage)
-                   : std::aligned_alloc(64, total);
-  if (!mem) throw std::bad_alloc();
-  if (huge) madvise(mem, total, MADV_HUGEPAGE);
+  void* mem = huge ? large_blocks().take(huge_size(total)) : nullptr;
+  if (!mem) {
+    mem = huge ? std::aligned_alloc(kHugePage, huge_size(total)) : std::aligned_alloc(64, total);
+    if (!mem) throw std::bad_alloc();
+    if (huge) madvise(mem, total, MADV_HUGEPAGE);
+  }
   static_assert(sizeof(Storage) <= kHeader);
   auto* s = new (mem) Storage();
   s->data_ = static_cast<char*>(mem) + kHeader;
@@ -123,9 +182,14 @@ Storage* Storage::wrap(void* data, size_t nbytes, void (*release)(void*), void* 
 
 void Storage::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  bool owned = !release_fn_;
+  size_t total = (kHeader + nbytes_ + 63) / 64 * 64;
   if (release_fn_) release_fn_(release_ctx_);
   this->~Storage();
-  std::free(this);
+  if (owned && total >= kHugeThreshold)
+    large_blocks().give(this, huge_size(total));
+  else
+    std::free(this);
 }
 
 // ---- Tensor ----

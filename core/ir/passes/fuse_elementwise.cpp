@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/ir/passes/passes.h"
 #include "core/ops/blocks.h"
@@ -175,6 +176,8 @@ struct Reader {
     for (int d = 0; d < nd; ++d) shape[d] = loop_shape[d], stride[d] = st[d];
   }
 
+  // The elements [begin, begin + n) in loop order, copied run by run along the innermost
+  // dimension: a contiguous run is one copy, a broadcast one (stride 0) one fill.
   const T* block(int64_t begin, int64_t n, T* buf) const {
     if (direct) return base + begin;
     int64_t idx[kMaxDims], off = 0, rem = begin;
@@ -183,13 +186,26 @@ struct Reader {
       rem /= shape[d];
       off += idx[d] * stride[d];
     }
-    for (int64_t i = 0; i < n; ++i) {
-      buf[i] = base[off];
-      for (int d = nd - 1; d >= 0; --d) {
-        off += stride[d];
-        if (++idx[d] < shape[d]) break;
+    const int last = nd - 1;
+    for (int64_t i = 0; i < n;) {
+      int64_t run = nd ? std::min(shape[last] - idx[last], n - i) : n - i;
+      int64_t st = nd ? stride[last] : 0;
+      if (st == 1)
+        std::memcpy(buf + i, base + off, static_cast<size_t>(run) * sizeof(T));
+      else if (st == 0)
+        std::fill_n(buf + i, run, base[off]);
+      else
+        for (int64_t k = 0; k < run; ++k) buf[i + k] = base[off + k * st];
+      i += run;
+      if (!nd) break;
+      // next run: carry into the outer dimensions
+      off += run * st;
+      idx[last] += run;
+      for (int d = last; d > 0 && idx[d] == shape[d]; --d) {
         off -= idx[d] * stride[d];
         idx[d] = 0;
+        ++idx[d - 1];
+        off += stride[d - 1];
       }
     }
     return buf;
