@@ -97,6 +97,16 @@ DYN_FAST(f_cumsum) {
                           bool_arg("cumsum", "reverse", a[2], false)));
 }
 
+DYN_FAST(f_layer_norm) {
+  PyObject* a[5];
+  const char* fn = "layer_norm";
+  parse_args(fn, args, nargs, kw, {"input", "dims", "eps", "weight", "bias"}, 3, a);
+  Scalar eps = scalar_arg(fn, "eps", a[2]);
+  auto optional = [&](PyObject* o, const char* name) { return o && o != Py_None ? tensor_arg(fn, name, o) : Tensor(); };
+  return wrap(ops::layer_norm(tensor_arg(fn, "input", a[0]), int_arg(fn, "dims", a[1]), eps.to_double(),
+                              optional(a[3], "weight"), optional(a[4], "bias")));
+}
+
 DYN_FAST(f_sort) {
   PyObject* a[3];
   parse_args("sort", args, nargs, kw, {"input", "dim", "descending"}, 3, a);
@@ -235,6 +245,7 @@ DYN_FAST(f_custom_grad) {
 PyMethodDef compat_functions[] = {
     DYN_ENTRY("_custom_grad", f_custom_grad, "_custom_grad(inputs, outputs, name, backward)"),
     DYN_ENTRY("_cumsum", f_cumsum, "_cumsum(input, dim, reverse=False)"),
+    DYN_ENTRY("_layer_norm", f_layer_norm, "_layer_norm(input, dims, eps, weight=None, bias=None): one row kernel"),
     DYN_ENTRY("_sort", f_sort, "_sort(input, dim, descending) -> (values, indices), stable"),
     DYN_ENTRY("_scatter", f_scatter, "_scatter(input, dim, index, src, add)"),
     DYN_ENTRY("_index_add", f_index_add, "_index_add(input, dim, index, source)"),

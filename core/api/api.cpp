@@ -226,6 +226,18 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   return run(log ? OpId::log_softmax : OpId::softmax, {a}, with_dim(dim));
 }
 
+Tensor layer_norm(const Tensor& x, int64_t dims, double eps, const Tensor& weight, const Tensor& bias) {
+  Attrs a;
+  a.i0 = dims;
+  a.scalar = Scalar::from_double(eps);
+  a.has_lo = weight.defined();
+  a.has_hi = bias.defined();
+  std::vector<Tensor> in{x};
+  if (a.has_lo) in.push_back(weight);
+  if (a.has_hi) in.push_back(bias);
+  return dispatch(OpId::layer_norm, std::span<const Tensor>(in.data(), in.size()), a);
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) { return run(OpId::matmul, {a, b}); }
 
 // ---- views ----

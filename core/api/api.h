@@ -44,6 +44,9 @@ Tensor reduce(OpId op, const Tensor& a, const Dims& dims, bool keepdim, std::opt
 std::pair<Tensor, Tensor> max_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_min);
 Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_min);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
+// Normalizes over the last `dims` dims (mean 0, variance 1 with eps), then scales by weight and
+// shifts by bias when given (defined tensors of the normalized shape).
+Tensor layer_norm(const Tensor& x, int64_t dims, double eps, const Tensor& weight, const Tensor& bias);
 
 // ---- linear algebra ----
 Tensor matmul(const Tensor& a, const Tensor& b);

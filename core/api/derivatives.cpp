@@ -237,6 +237,26 @@ void d_log_softmax(const GradNode& n, GradOut g, GradIn in) {
   (*in)[0] = sub(g[0], mul(ops::unary(OpId::exp, y), s));
 }
 
+void d_layer_norm(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  Dims dims;
+  for (int64_t d = x.ndim() - n.attrs.i0; d < x.ndim(); ++d) dims.push_back(d);
+  Tensor xc = sub(x, ops::reduce(OpId::mean, x, dims, true));
+  Tensor rstd =
+      ops::unary(OpId::rsqrt, ops::binary(OpId::add, ops::reduce(OpId::mean, mul(xc, xc), dims, true), n.attrs.scalar));
+  Tensor xhat = mul(xc, rstd);
+  const bool has_w = n.attrs.has_lo, has_b = n.attrs.has_hi;
+  Tensor gw = has_w ? mul(g[0], n.inputs[1]) : g[0];
+  if (n.next[0].node) {
+    // rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) over the normalized dims
+    Tensor m1 = ops::reduce(OpId::mean, gw, dims, true);
+    Tensor m2 = ops::reduce(OpId::mean, mul(gw, xhat), dims, true);
+    (*in)[0] = mul(rstd, sub(sub(gw, m1), mul(xhat, m2)));
+  }
+  if (has_w && n.next[1].node) (*in)[1] = sum_to(mul(g[0], xhat), n.inputs[1].shape());
+  if (has_b && n.next[has_w ? 2 : 1].node) (*in)[has_w ? 2 : 1] = sum_to(g[0], n.inputs[has_w ? 2 : 1].shape());
+}
+
 // ---- matmul ----
 void d_matmul(const GradNode& n, GradOut g, GradIn in) {
   Tensor a = n.inputs[0], b = n.inputs[1], go = g[0];

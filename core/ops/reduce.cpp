@@ -319,6 +319,77 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
 
 }  // namespace
 
+// ---- layer_norm: one pass per row for the moments, one for the output ----
+
+// Inputs: x, then weight if has_lo, then bias if has_hi, each of the normalized shape (the last
+// i0 dims of x); eps in scalar.
+void infer_layer_norm(InSpan in, const Attrs& a, OutMeta* m) {
+  const Tensor& x = in[0];
+  DYN_CHECK(is_floating(x.dtype()), ErrorKind::Runtime, "layer_norm expects a floating-point input, got {}",
+            dtype_name(x.dtype()));
+  DYN_CHECK(a.i0 >= 1 && a.i0 <= x.ndim(), ErrorKind::Runtime,
+            "layer_norm: cannot normalize the last {} dims of a {}-d input", a.i0, x.ndim());
+  DYN_CHECK(in.size() == 1 + size_t{a.has_lo} + size_t{a.has_hi}, ErrorKind::Runtime,
+            "layer_norm: expected {} inputs, got {}", 1 + int{a.has_lo} + int{a.has_hi}, in.size());
+  Dims norm;
+  for (int d = x.ndim() - static_cast<int>(a.i0); d < x.ndim(); ++d) norm.push_back(x.size(d));
+  for (size_t i = 1; i < in.size(); ++i) {
+    DYN_CHECK(in[i].shape() == norm, ErrorKind::Runtime, "layer_norm: {} of shape {} does not match {}",
+              i == 1 && a.has_lo ? "weight" : "bias", dims_str(in[i].shape()), dims_str(norm));
+    DYN_CHECK(in[i].dtype() == x.dtype(), ErrorKind::Runtime, "layer_norm: expected {} to be {}, got {}",
+              i == 1 && a.has_lo ? "weight" : "bias", dtype_name(x.dtype()), dtype_name(in[i].dtype()));
+  }
+  m->shape = x.shape();
+  m->dtype = x.dtype();
+}
+
+void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
+  Tensor x = kern::contiguous(in[0]);
+  Tensor w = a.has_lo ? kern::contiguous(in[1]) : Tensor();
+  Tensor b = a.has_hi ? kern::contiguous(in[1 + int{a.has_lo}]) : Tensor();
+  int64_t r = 1;
+  for (int d = x.ndim() - static_cast<int>(a.i0); d < x.ndim(); ++d) r *= x.size(d);
+  if (x.numel() == 0 || r == 0) return;
+  int64_t rows = x.numel() / r;
+  double eps = a.scalar.to_double();
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* p = x.data<T>();
+      const T* wp = w.defined() ? w.data<T>() : nullptr;
+      const T* bp = b.defined() ? b.data<T>() : nullptr;
+      T* o = out[0].data<T>();
+      for_rows(rows, r, [&](int64_t i) {
+        const T* row = p + i * r;
+        T* orow = o + i * r;
+        // Moments in double, in 8 fixed lanes: the mean, then the mean of squared deviations.
+        double mean = lane_sum(row, r) / static_cast<double>(r);
+        constexpr int L = 8;
+        double acc[L] = {};
+        int64_t k = 0;
+        for (; k + L <= r; k += L)
+          for (int j = 0; j < L; ++j) {
+            double d = static_cast<double>(row[k + j]) - mean;
+            acc[j] += d * d;
+          }
+        for (; k < r; ++k) {
+          double d = static_cast<double>(row[k]) - mean;
+          acc[0] += d * d;
+        }
+        double var = 0;
+        for (int j = 0; j < L; ++j) var += acc[j];
+        var /= static_cast<double>(r);
+        T m = static_cast<T>(mean), rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
+        for (k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
+        if (wp)
+          for (k = 0; k < r; ++k) orow[k] = orow[k] * wp[k];
+        if (bp)
+          for (k = 0; k < r; ++k) orow[k] = orow[k] + bp[k];
+      });
+    }
+  });
+}
+
 void register_reduce_ops(OpDef* t) {
 #define DYN_R(n) set_kernel(t, OpId::n, infer_reduce_op<OpId::n>, kernel_reduce<OpId::n>);
   DYN_R(sum)
@@ -334,6 +405,7 @@ void register_reduce_ops(OpDef* t) {
 #undef DYN_I
   set_kernel(t, OpId::softmax, infer_softmax<OpId::softmax>, kernel_softmax<OpId::softmax>);
   set_kernel(t, OpId::log_softmax, infer_softmax<OpId::log_softmax>, kernel_softmax<OpId::log_softmax>);
+  set_kernel(t, OpId::layer_norm, infer_layer_norm, kernel_layer_norm);
 }
 
 }  // namespace dyn

@@ -104,6 +104,9 @@ std::string format_attrs(OpId op, const Attrs& a) {
       return r;
     }
     case OpClass::Normalize:
+      if (op == OpId::layer_norm)
+        return fmt::format("dims={}, eps={}{}{}", a.i0, a.scalar.to_double(), a.has_lo ? ", weight" : "",
+                           a.has_hi ? ", bias" : "");
       return fmt::format("dim={}", a.dim);
     case OpClass::View:
       switch (op) {

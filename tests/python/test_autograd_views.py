@@ -193,6 +193,7 @@ DIFFERENTIABLE = {
     "scatter_add": lambda x: dyn.zeros(3, 4, dtype=x.dtype).scatter_add(1, dyn.tensor([[0, 1, 1, 0]] * 3), x),
     "scatter": lambda x: x.scatter(1, dyn.tensor([[0], [1], [2]]), dyn.zeros(3, 1, dtype=x.dtype)),
     "cumsum": lambda x: x.cumsum(1), "sort": lambda x: x.sort(0).values,
+    "layer_norm": lambda x: dyn.nn.functional.layer_norm(x, x.shape[-1:]),
 }
 # Ops whose results carry no gradient: creation, random, boolean and integer results, and
 # floor_divide (piecewise constant, as floor).
@@ -205,6 +206,28 @@ NOT_DIFFERENTIABLE = {
     "logical_xor": lambda x: (x > 0).logical_xor(x < 1), "argmax": lambda x: x.argmax(1),
     "argmin": lambda x: x.argmin(), "floor_divide": lambda x: x // 2.0,
 }
+
+
+class TestLayerNormKernel(unittest.TestCase):
+    def test_gradients_of_input_weight_and_bias(self):
+        F = dyn.nn.functional
+        gradcheck(self, lambda x, w, b: F.layer_norm(x, (4,), w, b), [rnd((3, 4), 30), rnd((4,), 31), rnd((4,), 32)],
+                  ["transposed", "contig", "contig"], msg="layer_norm weight bias")
+        gradcheck(self, lambda x, w: F.layer_norm(x, (3, 4), w), [rnd((2, 3, 4), 33), rnd((3, 4), 34)],
+                  msg="layer_norm over two dims")
+
+    def test_matches_the_definition(self):
+        x = dyn.tensor(rnd((5, 6), 35))
+        w, b = dyn.tensor(rnd((6,), 36)), dyn.tensor(rnd((6,), 37))
+        got = dyn.nn.functional.layer_norm(x, (6,), w, b, eps=1e-5).numpy()
+        a = x.numpy()
+        want = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5) * w.numpy() + b.numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+    def test_bad_shapes_are_errors(self):
+        x = dyn.randn(3, 4)
+        with self.assertRaisesRegex(RuntimeError, "weight of shape"):
+            dyn.nn.functional.layer_norm(x, (4,), dyn.ones(3))
 
 
 class TestOpTableCoverage(unittest.TestCase):

@@ -1,4 +1,5 @@
 """Normalizations of dyn.nn.functional: layer_norm, rms_norm, group_norm, batch_norm, normalize."""
+import _dyn
 import dyn
 
 from ._util import check_tensor
@@ -24,13 +25,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}"
         )
-    _, centered, var = _moments(input, tuple(range(-n, 0)))
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    # One row kernel (core/ops/reduce.cpp): moments in double, then one pass for the output.
+    return _dyn._layer_norm(input, n, eps, weight, bias)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
