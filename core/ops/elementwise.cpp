@@ -89,8 +89,9 @@ void run_binary_blocks(const Tensor& out, const Tensor& a, const Tensor& b, F f)
     T bx[block::kBlock], by[block::kBlock];
     // A contiguous operand is read in place and a broadcast one (stride 0) filled once.
     bool dense[2] = {s[1] == sizeof(T), s[2] == sizeof(T)};
-    if (s[1] == 0) std::fill_n(bx, block::kBlock, load<T>(p[1]));
-    if (s[2] == 0) std::fill_n(by, block::kBlock, load<T>(p[2]));
+    const int64_t filled = std::min<int64_t>(block::kBlock, n);
+    if (s[1] == 0) std::fill_n(bx, filled, load<T>(p[1]));
+    if (s[2] == 0) std::fill_n(by, filled, load<T>(p[2]));
     for (int64_t b0 = 0; b0 < n; b0 += block::kBlock) {
       int64_t m = std::min<int64_t>(block::kBlock, n - b0);
       const T* x = dense[0] ? reinterpret_cast<const T*>(p[1]) + b0 : bx;

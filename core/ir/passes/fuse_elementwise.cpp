@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "core/ir/passes/passes.h"
 #include "core/ops/blocks.h"
@@ -224,21 +225,24 @@ void run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
   for (Tensor& t : outs) out_ptr.push_back(t.data<T>());
   int64_t numel = 1;
   for (int64_t d : f.shape) numel *= d;
-  const size_t regs = f.inputs.size() + f.code.size() + 2 * f.code.size();  // inputs, values, scalars
+  // Registers: one block per input, per node and per scalar operand, as long as a block or the
+  // whole tensor if that is shorter (a small graph's loop then touches a few cache lines).
+  const int64_t bs = std::min<int64_t>(block::kBlock, std::max<int64_t>(numel, 1));
+  const size_t regs = f.inputs.size() + f.code.size() + 2 * f.code.size();
   parallel_for(0, numel, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-    std::vector<T> scratch(regs * block::kBlock);
-    auto reg = [&](size_t r) { return scratch.data() + r * block::kBlock; };
+    std::unique_ptr<T[]> scratch(new T[regs * static_cast<size_t>(bs)]);  // uninitialized: written before read
+    auto reg = [&](size_t r) { return scratch.get() + r * static_cast<size_t>(bs); };
     // Scalar operands as full blocks, converted as the eager kernel converts them.
     for (size_t i = 0; i < f.code.size(); ++i)
       for (int side = 0; side < 2; ++side) {
         const FusedLoop::Operand& o = side ? f.code[i].b : f.code[i].a;
         if (o.from != FusedLoop::From::Scalar) continue;
         T v = o.scalar.kind == Scalar::Float ? static_cast<T>(o.scalar.f) : static_cast<T>(o.scalar.i);
-        std::fill_n(reg(f.inputs.size() + f.code.size() + 2 * i + side), block::kBlock, v);
+        std::fill_n(reg(f.inputs.size() + f.code.size() + 2 * i + side), bs, v);
       }
     std::vector<const T*> in(f.inputs.size()), val(f.code.size());
-    for (int64_t b = begin; b < end; b += block::kBlock) {
-      int64_t m = std::min<int64_t>(block::kBlock, end - b);
+    for (int64_t b = begin; b < end; b += bs) {
+      int64_t m = std::min<int64_t>(bs, end - b);
       for (size_t i = 0; i < readers.size(); ++i) in[i] = readers[i].block(b, m, reg(i));
       for (size_t i = 0; i < f.code.size(); ++i) {
         const FusedLoop::Instr& ins = f.code[i];
