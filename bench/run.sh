@@ -16,10 +16,12 @@ fi
 bash "$root/bench/setup.sh"
 quick=()
 for a in "$@"; do [ "$a" = "--quick" ] && quick=(--quick); done
-"$bin" "$root/bench/bench_eager.py" "$@"
+"$bin" --real-torch "$root/bench/bench_eager.py" "$@"
 echo
 "$bin" "$root/bench/bench_capture.py" "${quick[@]}"
 echo
-"$bin" "$root/bench/bench_replay.py" "${quick[@]}"
+"$bin" --real-torch "$root/bench/bench_replay.py" "${quick[@]}"
 echo
-"$bin" "$root/bench/bench_train.py" "${quick[@]}"
+"$bin" --real-torch "$root/bench/bench_train.py" "${quick[@]}"
+echo
+"$bin" --real-torch --batch "$root/bench/bench_backend.py" "${quick[@]}"

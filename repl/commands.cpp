@@ -270,7 +270,7 @@ const std::vector<Command>& commands() {
        "Shows a graph (ID like f[0].1), every segment of a cache entry (f[0]), or of a function's newest entry (f); "
        "without an argument the newest graph. Each node: value, dtype and shape, op, operands, and the user's "
        "file:line and source text. -v adds the callers of each node's line and the plan the graph runs as: what each "
-       "pass did and its steps (kernel, view, in_place, free).",
+       "pass did and its steps (kernel, view, in_place, fused, free).",
        CompleteWith::Graphs, cmd_graph},
       {"breaks", "[FN]", "every graph break: where, what Python asked for, why, a hint",
        "For each graph break: the function and cache entry, file:line with the source text, what Python asked for "
