@@ -98,7 +98,15 @@ class CompiledFunction:
         return self._state.name
 
     def __call__(self, *args, **kwargs):
-        params = list(self._module.named_parameters()) if self._module is not None else None
+        params = None
+        if self._module is not None:
+            # Walking the module tree costs more than a small graph's replay: keep the list until a
+            # module anywhere gains, loses or replaces a parameter or child.
+            generation = _module_structure_generation()
+            if self.__dict__.get("_params_generation") != generation:
+                self.__dict__["_params"] = list(self._module.named_parameters())
+                self.__dict__["_params_generation"] = generation
+            params = self.__dict__["_params"]
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
         if not _dyn._region_begin(self._state, args, kwargs, self._arg_names, params):
@@ -140,6 +148,14 @@ class CompiledFunction:
 
 
 _registry = {}
+_generation = []  # dyn.nn's structure counter, looked up on first use (dyn.nn imports this module)
+
+
+def _module_structure_generation():
+    if not _generation:
+        from .nn.modules.module import _structure_generation
+        _generation.append(_structure_generation)
+    return _generation[0][0]
 
 
 def lookup(fn):

@@ -201,6 +201,22 @@ class TestModuleParameter(Base):
         self.assertTrue(same_file(ev["failures"][0]["file"], __file__))
 
 
+    def test_a_replaced_child_or_parameter_is_read_on_the_next_call(self):
+        # A compiled module keeps its parameter list between calls; any change of a child or a
+        # parameter anywhere in the tree must show in the next call.
+        outer = dyn.nn.Sequential(Net(4))
+        c = dyn.compile(outer)
+        x = randt(2, 3, seed=5)
+        assert_same(self, outer(x), c(x), "call 1")
+        outer[0] = Net(4)
+        assert_same(self, outer(x), c(x), "call 2: the new child's parameter")
+        outer[0]._parameters["w"] = dyn.nn.Parameter(randt(3, 4, seed=9))
+        assert_same(self, outer(x), c(x), "call 3: a parameter written into the dict")
+        del outer[0]._parameters["w"]
+        outer[0].w = dyn.nn.Parameter(randt(3, 4, seed=10))
+        assert_same(self, outer(x), c(x), "call 4: removed and registered again")
+
+
 def flip(x):
     y = x * 2.0
     if y.sum() > 0:  # FLIP
