@@ -44,6 +44,10 @@ class TensorImpl {
   std::atomic<int32_t> refs_{1};
   Capture* capture_ = nullptr;  // set while lazy
   int32_t lazy_value_ = -1;     // the value id in the capture's current segment
+  // The capture's list of its live lazy tensors runs through them (LazyList, capture.h).
+  TensorImpl* lazy_prev_ = nullptr;
+  TensorImpl* lazy_next_ = nullptr;
+  bool lazy_listed_ = false;
 };
 
 // A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).

@@ -99,6 +99,56 @@ class CompiledFunction {
   std::string fallback_reason_;
 };
 
+// The live lazy tensors of a capture, linked through the tensors themselves: adding one (every
+// op's output) and dropping one (a temporary going away) allocates nothing, which the replay of a
+// small graph notices. Iterating yields (tensor, its value id) in order of addition.
+class LazyList {
+ public:
+  LazyList() = default;
+  LazyList(const LazyList&) = delete;
+  LazyList& operator=(const LazyList&) = delete;
+  ~LazyList() { clear(); }
+  void add(TensorImpl* p) {
+    if (p->lazy_listed_) return;
+    p->lazy_listed_ = true;
+    p->lazy_prev_ = tail_;
+    p->lazy_next_ = nullptr;
+    (tail_ ? tail_->lazy_next_ : head_) = p;
+    tail_ = p;
+  }
+  void remove(TensorImpl* p) {
+    if (!p->lazy_listed_) return;
+    (p->lazy_prev_ ? p->lazy_prev_->lazy_next_ : head_) = p->lazy_next_;
+    (p->lazy_next_ ? p->lazy_next_->lazy_prev_ : tail_) = p->lazy_prev_;
+    p->lazy_prev_ = p->lazy_next_ = nullptr;
+    p->lazy_listed_ = false;
+  }
+  void clear() {
+    for (TensorImpl* p = head_; p;) {
+      TensorImpl* next = p->lazy_next_;
+      p->lazy_prev_ = p->lazy_next_ = nullptr;
+      p->lazy_listed_ = false;
+      p = next;
+    }
+    head_ = tail_ = nullptr;
+  }
+  struct iterator {
+    TensorImpl* p;
+    std::pair<TensorImpl*, int> operator*() const { return {p, p->lazy_value_}; }
+    iterator& operator++() {
+      p = p->lazy_next_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return p != o.p; }
+  };
+  iterator begin() const { return {head_}; }
+  iterator end() const { return {nullptr}; }
+
+ private:
+  TensorImpl* head_ = nullptr;
+  TensorImpl* tail_ = nullptr;
+};
+
 class Capture {
   friend class EagerScope;
 
@@ -210,8 +260,8 @@ class Capture {
   static std::atomic<int> live_;
   std::shared_ptr<CompiledFunction> fn_;
   int segment_index_ = 0;
-  // live lazy tensors: impl -> its value id (in seg_ while recording, in the cached segment while replaying)
-  std::unordered_map<TensorImpl*, int> lazies_;
+  // live lazy tensors, each with its value id (in seg_ while recording, in the cached segment while replaying)
+  LazyList lazies_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
   std::vector<Storage*> pending_;            // storages with recorded writes not yet run

@@ -101,7 +101,7 @@ void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tenso
     auto* impl = new TensorImpl(nullptr, v.shape, v.strides, v.offset, v.dtype);
     impl->capture_ = this;
     impl->lazy_value_ = id;
-    lazies_.emplace(impl, id);
+    lazies_.add(impl);
     out->emplace_back(impl);
   }
 }
@@ -127,7 +127,7 @@ void Capture::bind_target(Tensor& self, int value) {
   }
   p->capture_ = this;
   p->lazy_value_ = value;
-  lazies_[p] = value;
+  lazies_.add(p);
 }
 
 Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {

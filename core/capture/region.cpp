@@ -112,7 +112,7 @@ void poison(TensorImpl* p) {
 }  // namespace
 
 void Capture::discard_results() {
-  for (auto& [p, v] : lazies_) poison(p);
+  for (auto [p, v] : lazies_) poison(p);
   lazies_.clear();
   for (const std::string& id : new_graph_ids_) CaptureLog::get().remove_graph(id);
   new_graph_ids_.clear();
@@ -222,14 +222,14 @@ void Capture::name_input(const Tensor& t, InputKind kind, const std::string& nam
     it->second.second += " = " + name;  // the same tensor passed twice
 }
 
-void Capture::forget(TensorImpl* impl) { lazies_.erase(impl); }
+void Capture::forget(TensorImpl* impl) { lazies_.remove(impl); }
 
 Tensor Capture::alias_lazy(const Tensor& t) {
   const TensorImpl* p = t.impl();
   auto* impl = new TensorImpl(nullptr, p->shape_, p->strides_, p->offset_, p->dtype_);
   impl->capture_ = this;
   impl->lazy_value_ = p->lazy_value_;
-  lazies_.emplace(impl, p->lazy_value_);
+  lazies_.add(impl);
   return Tensor(impl);
 }
 

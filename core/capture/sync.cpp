@@ -34,7 +34,7 @@ void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
 
 void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots) {
   auto value_at = [&](int v) { return v >= 0 && v < static_cast<int>(slots.size()) ? slots[v] : Tensor(); };
-  for (auto& [p, v] : lazies_) {
+  for (auto [p, v] : lazies_) {
     int value = v;
     p->capture_ = nullptr;
     p->lazy_value_ = -1;
@@ -75,7 +75,7 @@ void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots
 
 void Capture::adopt_live(const Graph& g, std::vector<Tensor>& slots) {
   grad_notes_.clear();
-  for (auto& [p, v] : lazies_) {
+  for (auto [p, v] : lazies_) {
     const Tensor& r = slots[v];
     p->capture_ = nullptr;
     p->lazy_value_ = -1;
@@ -140,7 +140,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   // The cached plan computes the trace's outputs; if this call keeps other values alive, plan for those.
   std::shared_ptr<Plan> plan = s.plan;
   std::set<int> live;
-  for (auto& [p, v] : lazies_) live.insert(v);
+  for (auto [p, v] : lazies_) live.insert(v);
   bool covered = std::all_of(live.begin(), live.end(), [&](int v) {
     return std::find(s.graph.outputs.begin(), s.graph.outputs.end(), v) != s.graph.outputs.end();
   });
@@ -222,7 +222,7 @@ void Capture::graph_break(BreakKind kind, const std::string& what, const Tensor*
 void Capture::run_segment(bool commit, const Event* break_event, const Observation*) {
   CaptureLog& log = CaptureLog::get();
   std::set<int> outs;
-  for (auto& [p, v] : lazies_) outs.insert(v);
+  for (auto [p, v] : lazies_) outs.insert(v);
   seg_.outputs.assign(outs.begin(), outs.end());
   if (seg_.nodes.empty()) {
     if (break_event || !commit) return;  // an explicit sync with nothing recorded cuts nothing
