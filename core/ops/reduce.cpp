@@ -1,8 +1,12 @@
 // Reductions (sum, mean, amax, amin, max/min with indices, argmax/argmin) and softmax.
 // Note [deterministic reduction]: a row is summed in fixed blocks, each block in 8 interleaved
 // lanes, blocks combined in order. The order depends only on the row length, never on threads.
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -228,29 +232,59 @@ void infer_softmax(InSpan in, const Attrs& a, OutMeta* m) {
   m->dtype = in[0].dtype();
 }
 
-// The largest element of a row, NaN if any is NaN. Max is exact, so splitting the row into
-// 16 lanes (which vectorizes) gives the same value as a left-to-right scan.
+// The largest element of a row, NaN if any is NaN. Max is exact, so lanes (8 floats or 4 doubles
+// per AVX register) give the same value as a left-to-right scan.
 template <typename T>
 T row_max(const T* row, int64_t r) {
-  constexpr int L = 16;
-  T m[L];
+  constexpr int W = 32 / sizeof(T);
+  auto load = [](const T* p) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm256_loadu_ps(p);
+    else
+      return _mm256_loadu_pd(p);
+  };
+  using V = decltype(load(row));
+  auto vmax = [](V a, V b) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm256_max_ps(a, b);
+    else
+      return _mm256_max_pd(a, b);
+  };
+  auto unordered = [](V a) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
+    else
+      return _mm256_cmp_pd(a, a, _CMP_UNORD_Q);
+  };
+  auto vor = [](V a, V b) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm256_or_ps(a, b);
+    else
+      return _mm256_or_pd(a, b);
+  };
+  T mx = row[0];
   bool nan = false;
-  std::fill_n(m, L, row[0]);
   int64_t k = 0;
-  for (; k + L <= r; k += L)
-    for (int j = 0; j < L; ++j) {
-      T v = row[k + j];
-      nan |= v != v;
-      m[j] = v > m[j] ? v : m[j];
+  if (r >= W) {
+    V m = load(row), bad = unordered(m);
+    for (k = W; k + W <= r; k += W) {
+      V v = load(row + k);
+      bad = vor(bad, unordered(v));
+      m = vmax(v, m);
     }
+    T lanes[W], flags[W];
+    std::memcpy(lanes, &m, sizeof(m));
+    std::memcpy(flags, &bad, sizeof(bad));
+    for (int j = 0; j < W; ++j) {
+      mx = lanes[j] > mx ? lanes[j] : mx;
+      nan |= flags[j] != T(0);  // an all-ones lane is a NaN bit pattern, never 0
+    }
+  }
   for (; k < r; ++k) {
     nan |= row[k] != row[k];
-    m[0] = row[k] > m[0] ? row[k] : m[0];
+    mx = row[k] > mx ? row[k] : mx;
   }
-  if (nan) return std::numeric_limits<T>::quiet_NaN();
-  T mx = m[0];
-  for (int j = 1; j < L; ++j) mx = m[j] > mx ? m[j] : mx;
-  return mx;
+  return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
 }
 
 // The sum of a row in double, in 8 lanes added in a fixed order.

@@ -1,4 +1,4 @@
-// vmath on AVX2 (built with -mavx2 -mfma), and the choice between it and AVX-512, made once per
+// vmath on AVX2 (the engine is built with -mavx2 -mfma), and the choice between it and AVX-512, made once per
 // process so that every path of the process gives the same bits.
 #include "core/ops/vmath.h"
 
