@@ -25,6 +25,19 @@ std::string script_folder(const std::string& script) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
 }
 
+// The engine is built for AVX2 (core/CMakeLists.txt). This runs before any static initializer of
+// the engine (priority 101 comes first) and is built without AVX2, so an older CPU gets a message
+// instead of an illegal-instruction crash.
+__attribute__((constructor(101))) void require_avx2() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    std::fprintf(stderr,
+                 "error: dynrepl needs an x86-64 CPU with AVX2 and FMA (Intel Haswell, AMD Zen or later); "
+                 "this one has neither or only one of them\n");
+    std::_Exit(1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
