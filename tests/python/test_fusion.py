@@ -82,6 +82,10 @@ PROGRAMS = {
     "then_in_place": (then_in_place, lambda k: [fl((50, 9), k), fl((9,), k + 1)]),
     "nan_and_inf": (nan_and_inf, lambda k: [dyn.cat([fl((20,), k), dyn.tensor([0.0, -0.0, 1e-30])])]),
     "promoted": (promoted, lambda k: [fl((64,), k), dyn.arange(64)]),
+    # shapes at the edges: 0-d, empty, a view with an offset, a 0-d operand broadcast
+    "zero_dim": (chain, lambda k: [fl((), k), fl((), k + 1), fl((), k + 2)]),
+    "empty": (broadcast, lambda k: [fl((0, 3), k), fl((3,), k + 1), fl((0, 1), k + 2)]),
+    "offset_view": (chain, lambda k: [fl((BIG,), k)[BIG // 2:], fl((BIG - BIG // 2,), k + 1), fl((), k + 2)]),
 }
 
 
