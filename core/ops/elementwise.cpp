@@ -292,22 +292,11 @@ T apply_unary(T x) {
 // The vmath function of an op whose formula is one, or nothing.
 constexpr std::optional<vmath::Fn> vmath_fn(OpId op) {
   switch (op) {
-    case OpId::exp:
-      return vmath::Fn::exp;
-    case OpId::expm1:
-      return vmath::Fn::expm1;
-    case OpId::log:
-      return vmath::Fn::log;
-    case OpId::log1p:
-      return vmath::Fn::log1p;
-    case OpId::sin:
-      return vmath::Fn::sin;
-    case OpId::cos:
-      return vmath::Fn::cos;
-    case OpId::tanh:
-      return vmath::Fn::tanh;
-    case OpId::erf:
-      return vmath::Fn::erf;
+#define DYN_VMATH_OP(name, ...) \
+  case OpId::name:              \
+    return vmath::Fn::name;
+    DYN_VMATH_FUNCTIONS(DYN_VMATH_OP, )
+#undef DYN_VMATH_OP
     default:
       return std::nullopt;
   }

@@ -19,33 +19,9 @@ namespace {
 using F8 = decltype(&Sleef_expf8_u10avx2);  // declared const (no side effects)
 using D4 = decltype(&Sleef_expd4_u10avx2);
 
-F8 float_fn(Fn f) {
-  switch (f) {
-    case Fn::exp: return Sleef_expf8_u10avx2;
-    case Fn::expm1: return Sleef_expm1f8_u10avx2;
-    case Fn::log: return Sleef_logf8_u10avx2;
-    case Fn::log1p: return Sleef_log1pf8_u10avx2;
-    case Fn::sin: return Sleef_sinf8_u10avx2;
-    case Fn::cos: return Sleef_cosf8_u10avx2;
-    case Fn::tanh: return Sleef_tanhf8_u35avx2;
-    case Fn::erf: return Sleef_erff8_u10avx2;
-  }
-  return Sleef_expf8_u10avx2;
-}
+DYN_VMATH_TABLE(F8, float_fn, f8, avx2)
 
-D4 double_fn(Fn f) {
-  switch (f) {
-    case Fn::exp: return Sleef_expd4_u10avx2;
-    case Fn::expm1: return Sleef_expm1d4_u10avx2;
-    case Fn::log: return Sleef_logd4_u10avx2;
-    case Fn::log1p: return Sleef_log1pd4_u10avx2;
-    case Fn::sin: return Sleef_sind4_u10avx2;
-    case Fn::cos: return Sleef_cosd4_u10avx2;
-    case Fn::tanh: return Sleef_tanhd4_u35avx2;
-    case Fn::erf: return Sleef_erfd4_u10avx2;
-  }
-  return Sleef_expd4_u10avx2;
-}
+DYN_VMATH_TABLE(D4, double_fn, d4, avx2)
 
 // DYN_VMATH=avx2 keeps AVX2 on an AVX-512 machine (to reproduce another machine's bits).
 const bool kAvx512 = [] {
@@ -65,8 +41,7 @@ void map(Fn f, const float* in, float* out, int64_t n) {
 void map(Fn f, const double* in, double* out, int64_t n) {
   if (kAvx512) return detail::map_avx512(f, in, out, n);
   D4 fn = double_fn(f);
-  detail::each_vector<4>(in, out, n,
-                         [fn](const double* a, double* r) { _mm256_storeu_pd(r, fn(_mm256_loadu_pd(a))); });
+  detail::each_vector<4>(in, out, n, [fn](const double* a, double* r) { _mm256_storeu_pd(r, fn(_mm256_loadu_pd(a))); });
 }
 
 float one(Fn f, float x) {

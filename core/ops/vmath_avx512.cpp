@@ -14,33 +14,9 @@ namespace {
 using F16 = decltype(&Sleef_expf16_u10avx512f);  // declared const (no side effects)
 using D8 = decltype(&Sleef_expd8_u10avx512f);
 
-F16 float_fn(Fn f) {
-  switch (f) {
-    case Fn::exp: return Sleef_expf16_u10avx512f;
-    case Fn::expm1: return Sleef_expm1f16_u10avx512f;
-    case Fn::log: return Sleef_logf16_u10avx512f;
-    case Fn::log1p: return Sleef_log1pf16_u10avx512f;
-    case Fn::sin: return Sleef_sinf16_u10avx512f;
-    case Fn::cos: return Sleef_cosf16_u10avx512f;
-    case Fn::tanh: return Sleef_tanhf16_u35avx512f;
-    case Fn::erf: return Sleef_erff16_u10avx512f;
-  }
-  return Sleef_expf16_u10avx512f;
-}
+DYN_VMATH_TABLE(F16, float_fn, f16, avx512f)
 
-D8 double_fn(Fn f) {
-  switch (f) {
-    case Fn::exp: return Sleef_expd8_u10avx512f;
-    case Fn::expm1: return Sleef_expm1d8_u10avx512f;
-    case Fn::log: return Sleef_logd8_u10avx512f;
-    case Fn::log1p: return Sleef_log1pd8_u10avx512f;
-    case Fn::sin: return Sleef_sind8_u10avx512f;
-    case Fn::cos: return Sleef_cosd8_u10avx512f;
-    case Fn::tanh: return Sleef_tanhd8_u35avx512f;
-    case Fn::erf: return Sleef_erfd8_u10avx512f;
-  }
-  return Sleef_expd8_u10avx512f;
-}
+DYN_VMATH_TABLE(D8, double_fn, d8, avx512f)
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/ops/vmath.h"
+
 namespace dyn::vmath::detail {
 
 // Whole vectors of W lanes straight from memory; the tail through one padded vector (padding 1:
@@ -21,9 +23,16 @@ void each_vector(const T* in, T* out, int64_t n, Call call) {
 
 }  // namespace dyn::vmath::detail
 
-namespace dyn::vmath {
-enum class Fn : uint8_t;
-}
+// Ret fn(Fn f): the SLEEF function of each vmath function for one vector width and instruction
+// set, e.g. Sleef_expf8_u10avx2 for (f8, avx2).
+#define DYN_VMATH_CASE(name, accuracy, width, isa) \
+  case Fn::name:                                   \
+    return Sleef_##name##width##_##accuracy##isa;
+#define DYN_VMATH_TABLE(Ret, fn, width, isa)                       \
+  Ret fn(Fn f) {                                                   \
+    switch (f) { DYN_VMATH_FUNCTIONS(DYN_VMATH_CASE, width, isa) } \
+    return nullptr;                                                \
+  }
 
 namespace dyn::vmath::detail {
 void map_avx512(Fn f, const float* in, float* out, int64_t n);
