@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -97,47 +98,44 @@ constexpr size_t kHugeThreshold = size_t{4} << 20;
 }  // namespace
 
 namespace {
+// Buffers from 64 KiB up are kept for reuse (below, malloc's own free lists do that job); from
+// 128 KiB glibc maps each one fresh from the kernel, which zeroes its pages every time.
+constexpr size_t kCacheThreshold = size_t{64} << 10;
 size_t huge_size(size_t total) { return (total + kHugePage - 1) / kHugePage * kHugePage; }
+// The size a buffer is allocated (and cached) at: whole huge pages, or whole 4 KiB pages.
+size_t block_size(size_t total) { return total >= kHugeThreshold ? huge_size(total) : (total + 4095) / 4096 * 4096; }
 
-// Freed large buffers, kept for the next allocation of the same size: the kernel zeroes every
-// page of fresh memory (about 4 ms for 64 MiB), more than a memory-bound kernel's own work on it,
-// and a training step or a replayed graph asks for the same sizes call after call. Bounded by
-// DYN_CACHE_MB (default 1024; 0 turns it off), oldest dropped first.
+// Freed buffers of 64 KiB and more, kept for the next allocation of the same size: the kernel
+// zeroes every page of fresh memory (about 4 ms for 64 MiB), more than a memory-bound kernel's
+// own work on it, and a training step or a replayed graph asks for the same sizes call after
+// call. Bounded by DYN_CACHE_MB (default 1024; 0 turns it off): when full, a freed block goes back
+// to the system.
 class LargeBlockCache {
  public:
   void* take(size_t size) {
     std::lock_guard<std::mutex> lock(m_);
-    for (size_t i = blocks_.size(); i-- > 0;)
-      if (blocks_[i].first == size) {
-        void* mem = blocks_[i].second;
-        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
-        bytes_ -= size;
-        return mem;
-      }
-    return nullptr;
+    auto it = blocks_.find(size);
+    if (it == blocks_.end() || it->second.empty()) return nullptr;
+    void* mem = it->second.back();  // the most recently freed: likeliest still in cache
+    it->second.pop_back();
+    bytes_ -= size;
+    return mem;
   }
   void give(void* mem, size_t size) {
-    std::vector<void*> drop;
     {
       std::lock_guard<std::mutex> lock(m_);
-      if (size > limit_) {
-        drop.push_back(mem);
-      } else {
-        blocks_.emplace_back(size, mem);
+      if (bytes_ + size <= limit_) {
+        blocks_[size].push_back(mem);
         bytes_ += size;
-        while (bytes_ > limit_) {
-          drop.push_back(blocks_.front().second);
-          bytes_ -= blocks_.front().first;
-          blocks_.erase(blocks_.begin());
-        }
+        return;
       }
     }
-    for (void* p : drop) std::free(p);
+    std::free(mem);
   }
 
  private:
   std::mutex m_;
-  std::vector<std::pair<size_t, void*>> blocks_;
+  std::unordered_map<size_t, std::vector<void*>> blocks_;
   size_t bytes_ = 0;
   size_t limit_ = [] {
     const char* mb = std::getenv("DYN_CACHE_MB");
@@ -155,10 +153,11 @@ Storage* Storage::allocate(size_t nbytes) {
   size_t total = (kHeader + nbytes + 63) / 64 * 64;
   // Large buffers are 2 MiB aligned and advised as huge pages: a fresh 64 MiB tensor then costs
   // 32 page faults instead of 16384, which dominates a memory-bound kernel's time (numpy does this too).
-  bool huge = total >= kHugeThreshold;
-  void* mem = huge ? large_blocks().take(huge_size(total)) : nullptr;
+  bool huge = total >= kHugeThreshold, cached = total >= kCacheThreshold;
+  void* mem = cached ? large_blocks().take(block_size(total)) : nullptr;
   if (!mem) {
-    mem = huge ? std::aligned_alloc(kHugePage, huge_size(total)) : std::aligned_alloc(64, total);
+    mem = huge ? std::aligned_alloc(kHugePage, block_size(total))
+               : std::aligned_alloc(64, cached ? block_size(total) : total);
     if (!mem) throw std::bad_alloc();
     if (huge) madvise(mem, total, MADV_HUGEPAGE);
   }
@@ -186,8 +185,8 @@ void Storage::release() {
   size_t total = (kHeader + nbytes_ + 63) / 64 * 64;
   if (release_fn_) release_fn_(release_ctx_);
   this->~Storage();
-  if (owned && total >= kHugeThreshold)
-    large_blocks().give(this, huge_size(total));
+  if (owned && total >= kCacheThreshold)
+    large_blocks().give(this, block_size(total));
   else
     std::free(this);
 }

@@ -861,6 +861,14 @@ def element_size(self):
 
 
 @method(function=False)
+def data_ptr(self):
+    """The address of the first element (0 for an empty tensor); a pending value is computed first."""
+    if self.numel() == 0:
+        return 0
+    return self.detach().numpy().__array_interface__["data"][0]
+
+
+@method(function=False)
 def nelement(self):
     return self.numel()
 

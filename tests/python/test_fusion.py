@@ -158,6 +158,23 @@ class TestPlans(unittest.TestCase):
         self.assertEqual(dyn.debug.graphs(f)[-1].plan(), "")
 
 
+class TestBuffers(unittest.TestCase):
+    def test_a_freed_buffer_is_reused_for_the_same_size(self):
+        a = dyn.empty(1 << 20)  # 4 MiB: kept when freed, so the next one skips the kernel's page zeroing
+        p = a.data_ptr()
+        self.assertNotEqual(p, 0)
+        del a
+        b = dyn.empty(1 << 20)
+        self.assertEqual(b.data_ptr(), p)
+        c = dyn.empty(1 << 20)  # b is alive: c gets other memory
+        self.assertNotEqual(c.data_ptr(), b.data_ptr())
+        self.assertEqual(dyn.empty(0).data_ptr(), 0)
+
+    def test_views_share_the_address(self):
+        x = dyn.arange(10.0)
+        self.assertEqual(x[3:].data_ptr(), x.data_ptr() + 3 * 4)
+
+
 class TestVectorMath(unittest.TestCase):
     def test_an_element_has_the_same_bits_wherever_it_sits(self):
         # The same value alone, at the start of a vector, in a padded tail and past a block.
