@@ -151,10 +151,15 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     }
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
-      if (plan && plan->steps[i].kind == StepKind::Fused)
-        run_fused(*plan->steps[i].fused, slots);
-      else
+      if (plan && plan->steps[i].kind == StepKind::Fused) {
+        if (!run_fused(*plan->steps[i].fused, slots))
+          for (int node : fused_nodes(*plan->steps[i].fused)) {
+            k = node;
+            run_node(g, k, &plan->remap, slots, r);
+          }
+      } else {
         run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
+      }
     } catch (const Error& e) {
       fill_merged();
       rethrow_at(g, k, e);

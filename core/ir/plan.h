@@ -30,8 +30,10 @@ struct Step {
 const std::vector<int>& fused_nodes(const FusedLoop& f);
 // The values it writes out (read after it); its other nodes' values never leave its blocks.
 const std::vector<int>& fused_outputs(const FusedLoop& f);
-// Runs a fused step: reads its inputs from slots and stores a new tensor for each of its outputs.
-void run_fused(const FusedLoop& f, std::vector<Tensor>& slots);
+// Runs a fused step: reads its inputs from slots and stores a tensor for each of its outputs.
+// False, having done nothing, when its in-place writes would overlap another operand's memory at
+// this call: the caller then runs its nodes one by one.
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots);
 // "fused    %3 = mul(%0, %1); %4 = tanh(%3) -> %4 (block loop over f32[1024])"
 std::string print_fused(const Graph& g, const FusedLoop& f);
 

@@ -27,10 +27,13 @@ struct FusedLoop {
   };
   struct Instr {
     int node = -1;
+    int value = -1;  // the node's output
     block::UnaryFn unary = nullptr;
     block::BinaryFn binary = nullptr;
     Operand a, b;
     int output = -1;  // index into outputs when the value is read after the loop
+    // An in-place node: the input whose buffer it writes (its value then lives there).
+    int write_input = -1;
   };
   DType dtype = DType::Float32;
   Dims shape;
@@ -38,6 +41,7 @@ struct FusedLoop {
   std::vector<int> inputs;   // value ids read (after CSE's remap)
   std::vector<int> outputs;  // value ids written
   std::vector<Instr> code;
+  bool writes_inputs = false;  // some node writes in place into an input's buffer
 };
 
 const std::vector<int>& fused_nodes(const FusedLoop& f) { return f.nodes; }
@@ -45,9 +49,32 @@ const std::vector<int>& fused_outputs(const FusedLoop& f) { return f.outputs; }
 
 namespace {
 
-bool fusable(const Graph& g, const Node& n) {
-  if (n.target >= 0 || n.outputs.size() != 1) return false;
+bool contiguous(const Value& v) { return v.strides == contiguous_strides(v.shape); }
+
+// Whether v is a whole buffer (made by a kernel, or a graph input), possibly after in-place writes
+// into it, rather than a view of one.
+bool whole_buffer(const Graph& g, int v) {
+  for (;;) {
+    int p = g.values[v].producer;
+    if (p < 0) return true;
+    const Node& n = g.nodes[p];
+    if (n.target >= 0)
+      v = n.target;
+    else
+      return op_def(n.op).cls != OpClass::View;
+  }
+}
+
+bool fusable(const Graph& g, const Plan& plan, const Node& n) {
+  if (n.outputs.size() != 1) return false;
   const Value& out = g.values[n.outputs[0]];
+  if (n.target >= 0) {
+    // In place: into a whole buffer of the loop's layout, not into a view of one.
+    int t = plan.remap[n.target];
+    if (!whole_buffer(g, t) || !contiguous(g.values[t]) || g.values[t].dtype != out.dtype ||
+        g.values[t].shape != out.shape)
+      return false;
+  }
   FormulaKind k = formula_of(n.op);
   if (k == FormulaKind::unary ? !block::unary_fn(n.op, out.dtype)
                               : k != FormulaKind::binary || !block::binary_fn(n.op, out.dtype))
@@ -72,11 +99,35 @@ struct Builder {
     return {FusedLoop::From::Input, static_cast<int>(it - f->inputs.begin()), {}};
   }
 
+  std::vector<int> written;  // values whose buffer a node of the loop has overwritten
+
+  // Whether node k can join: it reads no value that the loop has overwritten, and an in-place
+  // node writes into an input's buffer or continues a chain of writes into one.
+  bool can_add(int k) const {
+    const Node& n = g.nodes[k];
+    for (int v : n.inputs)
+      if (std::count(written.begin(), written.end(), plan.remap[v])) return false;
+    if (n.target < 0) return true;
+    int t = plan.remap[n.target];
+    if (std::count(written.begin(), written.end(), t)) return false;
+    for (const FusedLoop::Instr& ins : f->code)
+      if (g.nodes[ins.node].outputs[0] == t) return ins.write_input >= 0;
+    return true;
+  }
+
   void add(int k) {
     const Node& n = g.nodes[k];
     FusedLoop::Instr ins;
     ins.node = k;
+    ins.value = n.outputs[0];
     f->nodes.push_back(k);
+    if (n.target >= 0) {
+      int t = plan.remap[n.target];
+      FusedLoop::Operand target = operand(t);
+      ins.write_input = target.from == FusedLoop::From::Input ? target.index : f->code[target.index].write_input;
+      written.push_back(t);
+      f->writes_inputs = true;
+    }
     if (formula_of(n.op) == FormulaKind::unary) {
       ins.unary = block::unary_fn(n.op, f->dtype);
       ins.a = operand(n.inputs[0]);
@@ -118,13 +169,22 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
   while (i < plan->steps.size()) {
     const Step& s = plan->steps[i];
     const Node& n = g.nodes[s.node];
+    auto kernel_step = [&](size_t k) {
+      StepKind kind = plan->steps[k].kind;
+      return kind == StepKind::Kernel || kind == StepKind::InPlace;
+    };
+    Builder b{g, *plan};
     size_t j = i;
-    if (s.kind == StepKind::Kernel && fusable(g, n)) {
+    if (kernel_step(i) && fusable(g, *plan, n)) {
       const Value& v = g.values[n.outputs[0]];
-      while (j + 1 < plan->steps.size() && plan->steps[j + 1].kind == StepKind::Kernel) {
-        const Node& m = g.nodes[plan->steps[j + 1].node];
-        const Value& w = g.values[m.outputs[0]];
-        if (!fusable(g, m) || w.dtype != v.dtype || w.shape != v.shape) break;
+      b.f->dtype = v.dtype;
+      b.f->shape = v.shape;
+      b.add(s.node);
+      while (j + 1 < plan->steps.size() && kernel_step(j + 1)) {
+        int k = plan->steps[j + 1].node;
+        const Value& w = g.values[g.nodes[k].outputs[0]];
+        if (!fusable(g, *plan, g.nodes[k]) || w.dtype != v.dtype || w.shape != v.shape || !b.can_add(k)) break;
+        b.add(k);
         ++j;
       }
     }
@@ -132,16 +192,13 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
       out.push_back(std::move(plan->steps[i++]));
       continue;
     }
-    Builder b{g, *plan};
-    b.f->dtype = g.values[n.outputs[0]].dtype;
-    b.f->shape = g.values[n.outputs[0]].shape;
-    for (size_t k = i; k <= j; ++k) b.add(plan->steps[k].node);
     // A value leaves the loop when a step after it reads it or the program sees it.
     std::vector<int> inside(g.values.size(), 0);
     for (const FusedLoop::Instr& ins : b.f->code)
       for (int v : g.nodes[ins.node].inputs) inside[plan->remap[v]]++;
     for (FusedLoop::Instr& ins : b.f->code) {
       int v = g.nodes[ins.node].outputs[0];
+      if (ins.write_input >= 0) continue;  // its value is in the input's buffer
       if (seen_after[v] || readers[v] > inside[v]) {
         ins.output = static_cast<int>(b.f->outputs.size());
         b.f->outputs.push_back(v);
@@ -214,10 +271,21 @@ struct Reader {
 };
 
 template <typename T>
-void run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
+bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
   std::vector<Reader<T>> readers;
   readers.reserve(f.inputs.size());
   for (int v : f.inputs) readers.emplace_back(slots[v], f.shape);
+  // A buffer written in place must be laid out as the loop walks it, and no other operand may
+  // share its memory (a block would read what another block already wrote): else the caller
+  // runs the nodes one by one.
+  if (f.writes_inputs)
+    for (const FusedLoop::Instr& ins : f.code) {
+      if (ins.write_input < 0) continue;
+      if (!readers[ins.write_input].direct) return false;
+      const Storage* st = slots[f.inputs[ins.write_input]].storage();
+      for (size_t j = 0; j < f.inputs.size(); ++j)
+        if (static_cast<int>(j) != ins.write_input && slots[f.inputs[j]].storage() == st) return false;
+    }
   std::vector<Tensor> outs;
   outs.reserve(f.outputs.size());
   for (size_t i = 0; i < f.outputs.size(); ++i) outs.push_back(Tensor::empty(f.shape, f.dtype));
@@ -257,7 +325,9 @@ void run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
           }
           return nullptr;
         };
-        T* dst = ins.output >= 0 ? out_ptr[ins.output] + b : reg(f.inputs.size() + i);
+        T* dst = ins.write_input >= 0 ? const_cast<T*>(readers[ins.write_input].base) + b
+                 : ins.output >= 0    ? out_ptr[ins.output] + b
+                                      : reg(f.inputs.size() + i);
         if (ins.unary)
           ins.unary(src(ins.a, 0), dst, m);
         else
@@ -267,15 +337,16 @@ void run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
     }
   });
   for (size_t i = 0; i < f.outputs.size(); ++i) slots[f.outputs[i]] = std::move(outs[i]);
+  // An in-place node's value is the buffer it wrote, as run_node gives it.
+  for (const FusedLoop::Instr& ins : f.code)
+    if (ins.write_input >= 0) slots[ins.value] = slots[f.inputs[ins.write_input]];
+  return true;
 }
 
 }  // namespace
 
-void run_fused(const FusedLoop& f, std::vector<Tensor>& slots) {
-  if (f.dtype == DType::Float64)
-    run_typed<double>(f, slots);
-  else
-    run_typed<float>(f, slots);
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots) {
+  return f.dtype == DType::Float64 ? run_typed<double>(f, slots) : run_typed<float>(f, slots);
 }
 
 std::string print_fused(const Graph& g, const FusedLoop& f) {
@@ -291,6 +362,10 @@ std::string print_fused(const Graph& g, const FusedLoop& f) {
   }
   std::string outs;
   for (int v : f.outputs) outs += (outs.empty() ? "%" : ", %") + std::to_string(v);
+  std::string in_place;
+  for (const FusedLoop::Instr& ins : f.code)
+    if (ins.write_input >= 0) in_place += (in_place.empty() ? "%" : ", %") + std::to_string(ins.value);
+  if (!in_place.empty()) outs += (outs.empty() ? "" : "; ") + std::string("in place: ") + in_place;
   return fmt::format("{} -> {} (one pass over {})", body, outs, meta_str(f.dtype, f.shape));
 }
 
