@@ -287,17 +287,28 @@ T row_max(const T* row, int64_t r) {
   return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
 }
 
-// The sum of a row in double, in 8 lanes added in a fixed order.
+// The sum of a row in double, in 8 lanes (lane j takes elements j, j+8, ...) added in a fixed
+// order at the end: two AVX registers of 4 doubles.
 template <typename T>
 double lane_sum(const T* row, int64_t r) {
-  constexpr int L = 8;
-  double acc[L] = {};
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
   int64_t k = 0;
-  for (; k + L <= r; k += L)
-    for (int j = 0; j < L; ++j) acc[j] += static_cast<double>(row[k + j]);
+  for (; k + 8 <= r; k += 8) {
+    if constexpr (std::is_same_v<T, float>) {
+      __m256 v = _mm256_loadu_ps(row + k);
+      lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+      hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    } else {
+      lo = _mm256_add_pd(lo, _mm256_loadu_pd(row + k));
+      hi = _mm256_add_pd(hi, _mm256_loadu_pd(row + k + 4));
+    }
+  }
+  double acc[8];
+  _mm256_storeu_pd(acc, lo);
+  _mm256_storeu_pd(acc + 4, hi);
   for (; k < r; ++k) acc[0] += static_cast<double>(row[k]);
   double s = 0;
-  for (int j = 0; j < L; ++j) s += acc[j];
+  for (int j = 0; j < 8; ++j) s += acc[j];
   return s;
 }
 
@@ -321,18 +332,21 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
       for_rows(rows, r, [&](int64_t i) {
         const T* row = p + i * r;
         T* orow = o + i * r;
+        T* e = orow;  // the output row holds exp(x - max) until it is scaled
         T mx = row_max(row, r);
-        // e = exp(x - max) through vmath, kept in the output row; summed in double in 8 fixed
-        // lanes, so the order of additions depends only on the row length.
-        for (int64_t k = 0; k < r; ++k) orow[k] = row[k] - mx;
-        vmath::map(vmath::Fn::exp, orow, orow, r);
-        double s = lane_sum(orow, r);
+        // e = exp(x - max) through vmath; summed in double in 8 fixed lanes, so the order of
+        // additions depends only on the row length.
+        for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx;
+        vmath::map(vmath::Fn::exp, e, e, r);
+        double s = lane_sum(e, r);
         if constexpr (Op == OpId::softmax) {
-          T st = static_cast<T>(s);
-          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] / st;
+          // times the reciprocal, as PyTorch's CPU kernel: a division per element costs more
+          // than the exponential
+          T inv = T(1) / static_cast<T>(s);
+          for (int64_t k = 0; k < r; ++k) e[k] = e[k] * inv;
         } else {
           T ls = formula::log(static_cast<T>(s));
-          for (int64_t k = 0; k < r; ++k) orow[k] = row[k] - mx - ls;
+          for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx - ls;
         }
       });
     }
