@@ -183,6 +183,13 @@ bool attrs_equal(const Attrs& a, const Attrs& b, bool with_rng) {
   return same;
 }
 
-const OpDef& op_def(OpId op) { return table().rows[static_cast<int>(op)]; }
+namespace detail {
+std::atomic<const OpDef*> op_rows{nullptr};
+const OpDef* op_rows_init() {
+  const OpDef* rows = table().rows;
+  op_rows.store(rows, std::memory_order_release);
+  return rows;
+}
+}  // namespace detail
 
 }  // namespace dyn

@@ -2,6 +2,7 @@
 // carries, and the op-independent rules (result type, how attributes print). Adding an op is one
 // row in ops.def, its formula (formulas.h) or kernel, and its derivative (docs/architecture.md).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -158,7 +159,17 @@ inline bool value_known(const Tensor& t) {
   return !p->lazy() && p->storage_ && !p->storage_->pending_writes;
 }
 
-const OpDef& op_def(OpId op);
+namespace detail {
+extern std::atomic<const OpDef*> op_rows;  // set by the first op_rows_init()
+const OpDef* op_rows_init();
+}  // namespace detail
+// Inline: every recorded and replayed op looks its row up several times.
+inline const OpDef& op_def(OpId op) {
+  const OpDef* rows = detail::op_rows.load(std::memory_order_acquire);
+  if (!rows) [[unlikely]]
+    rows = detail::op_rows_init();
+  return rows[static_cast<int>(op)];
+}
 inline std::string_view op_name(OpId op) { return op_def(op).name; }
 
 // PyTorch's result type: dimensioned tensors outrank 0-dim ones unless a 0-dim one is of a higher
