@@ -1,4 +1,4 @@
-// Elementwise ops: creation, random, unary, binary, where, clamp and cast — inference and kernels.
+// Elementwise ops: creation, unary, binary, where, clamp and cast — inference and kernels.
 #include <cmath>
 #include <optional>
 
@@ -7,7 +7,6 @@
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
 #include "core/ops/run.h"
-#include "core/random.h"
 
 namespace dyn {
 
@@ -180,75 +179,6 @@ void kernel_arange(InSpan, const Attrs& a, OutSpan out) {
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + step * static_cast<double>(i));
     }
   });
-}
-
-// Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
-inline float u24(uint32_t w) { return static_cast<float>(w >> 8) * 0x1.0p-24f; }
-inline double u53(uint32_t hi, uint32_t lo) {
-  return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 0x1.0p-53;
-}
-
-template <typename T, typename F>
-void run_random(const Tensor& out, F gen) {
-  T* o = out.data<T>();
-  parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = gen(i);
-  });
-}
-
-void kernel_rand(InSpan, const Attrs& a, OutSpan out) {
-  if (out[0].dtype() == DType::Float64) {
-    run_random<double>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-      int k = 2 * (i % 2);
-      return u53(w[k], w[k + 1]);
-    });
-  } else {
-    run_random<float>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 4);
-      return u24(w[i % 4]);
-    });
-  }
-}
-
-void kernel_randn(InSpan, const Attrs& a, OutSpan out) {
-  constexpr double kTwoPi = 6.283185307179586;
-  if (out[0].dtype() == DType::Float64) {
-    run_random<double>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i));
-      double u1 = 1.0 - u53(w[0], w[1]);  // (0, 1]: log stays finite
-      double u2 = u53(w[2], w[3]);
-      return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-    });
-  } else {
-    run_random<float>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-      int k = 2 * (i % 2);
-      double u1 = 1.0 - static_cast<double>(u24(w[k]));
-      double u2 = static_cast<double>(u24(w[k + 1]));
-      return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
-    });
-  }
-}
-
-void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
-  auto range = static_cast<uint64_t>(a.i1 - a.i0);
-  visit_dtype(out[0].dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      run_random<T>(out[0], [&](int64_t i) {
-        auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-        int k = 2 * (i % 2);
-        uint64_t r = (static_cast<uint64_t>(w[k]) << 32) | w[k + 1];
-        return static_cast<T>(a.i0 + static_cast<int64_t>(r % range));
-      });
-    }
-  });
-}
-
-void infer_random(InSpan, const Attrs& a, OutMeta* m) {
-  m->dtype = a.dtype;
-  m->shape = a.dims;
 }
 
 // ---- unary ----
@@ -595,11 +525,8 @@ BinaryFn binary_fn(OpId op, DType t) {
 void register_elementwise_ops(OpDef* t) {
   // clang-format off
 #define DYN_KERNEL(n) set_kernel(t, OpId::n, infer_##n, kernel_##n);
-#define DYN_RANDOM(n) set_kernel(t, OpId::n, infer_random, kernel_##n);
   DYN_KERNEL(full) DYN_KERNEL(arange) DYN_KERNEL(where) DYN_KERNEL(clamp) DYN_KERNEL(cast)
-  DYN_RANDOM(rand) DYN_RANDOM(randn) DYN_RANDOM(randint)
 #undef DYN_KERNEL
-#undef DYN_RANDOM
   // clang-format on
 #define DYN_FORMULA_none(n)
 #define DYN_FORMULA_unary(n) set_kernel(t, OpId::n, infer_unary<OpId::n>, kernel_unary<OpId::n>);
@@ -610,8 +537,8 @@ void register_elementwise_ops(OpDef* t) {
 #undef DYN_FORMULA_none
 #undef DYN_FORMULA_unary
 #undef DYN_FORMULA_binary
-          t[static_cast<int>(OpId::floor_divide)]
-              .check_values = check_binary<OpId::floor_divide>;
+      t[static_cast<int>(OpId::floor_divide)]
+          .check_values = check_binary<OpId::floor_divide>;
   t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
   t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;
 }

@@ -27,6 +27,7 @@ struct Table {
     register_shape_ops(rows);
     register_matmul_ops(rows);
     register_scan_ops(rows);
+    register_random_ops(rows);
   }
 };
 

@@ -195,5 +195,6 @@ void register_reduce_ops(OpDef* table);
 void register_shape_ops(OpDef* table);
 void register_matmul_ops(OpDef* table);
 void register_scan_ops(OpDef* table);
+void register_random_ops(OpDef* table);
 
 }  // namespace dyn
