@@ -11,17 +11,20 @@
 
 namespace dyn {
 
-int root_of(const Graph& g, int v) {
+int root_of(const Graph& g, int v, bool* via_view) {
+  if (via_view) *via_view = false;
   for (;;) {
     int p = g.values[v].producer;
     if (p < 0) return v;
     const Node& n = g.nodes[p];
-    if (n.target >= 0)
+    if (n.target >= 0) {
       v = n.target;
-    else if (op_def(n.op).cls == OpClass::View)
+    } else if (op_def(n.op).cls == OpClass::View) {
+      if (via_view) *via_view = true;
       v = n.inputs[0];
-    else
+    } else {
       return v;
+    }
   }
 }
 

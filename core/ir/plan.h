@@ -46,8 +46,9 @@ struct Plan {
   size_t node_steps() const;  // steps that run a node
 };
 
-// The value whose buffer v lives in: views and in-place results share their operand's.
-int root_of(const Graph& g, int v);
+// The value whose buffer v lives in: views and in-place results share their operand's. With
+// via_view, whether a view lies on the way (v is then not the whole buffer).
+int root_of(const Graph& g, int v, bool* via_view = nullptr);
 
 // Runs the passes over g: eliminate_dead_nodes, eliminate_common_subexpressions, lower_to_steps,
 // plan_buffers.

@@ -163,10 +163,15 @@ class TestPlans(unittest.TestCase):
     def setUp(self):
         dyn.debug.reset()
 
+    def plan_of(self, program):
+        """The step kinds and plan text of PROGRAMS[program] compiled and called once."""
+        fn, make = PROGRAMS[program]
+        f = dyn.compile(fn, name=program)
+        f(*make(0))
+        return steps(f)
+
     def test_a_chain_is_one_fused_step(self):
-        f = dyn.compile(chain, name="chain")
-        f(*PROGRAMS["chain"][1](0))
-        kinds, plan = steps(f)
+        kinds, plan = self.plan_of("chain")
         self.assertEqual(kinds.get("fused"), 1, plan)
         self.assertNotIn("kernel", kinds, plan)
         self.assertIn("fuse_elementwise: 5 kernel steps -> 1 fused step", plan)
@@ -174,25 +179,19 @@ class TestPlans(unittest.TestCase):
         self.assertRegex(plan, r"-> %\d+ \(one pass over f32\[70000\]\)")
 
     def test_values_read_later_are_written_out(self):
-        f = dyn.compile(with_intermediate_outputs, name="outs")
-        f(*PROGRAMS["intermediate_outputs"][1](0))
-        kinds, plan = steps(f)
+        kinds, plan = self.plan_of("intermediate_outputs")
         self.assertEqual(kinds.get("fused"), 1, plan)
         self.assertEqual(kinds.get("kernel"), 1, plan)  # the sum
         line = next(l for l in plan.splitlines() if re.match(r"step +\d+ +fused", l))
         self.assertEqual(len(line.split("->")[1].split("(")[0].split(",")), 3, line)  # a, b, c
 
     def test_in_place_reductions_and_promotion_end_a_run(self):
-        f = dyn.compile(then_in_place, name="inplace")
-        f(*PROGRAMS["then_in_place"][1](0))
-        kinds, plan = steps(f)
+        kinds, plan = self.plan_of("then_in_place")
         # add+tanh, then the in-place mul_ into tanh's result starts a second loop with the add
         self.assertEqual(kinds.get("fused"), 2, plan)
         self.assertNotIn("in_place", kinds, plan)
         self.assertRegex(plan, r"fused +%\d+ = mul_\(")
-        g = dyn.compile(promoted, name="promoted")
-        g(*PROGRAMS["promoted"][1](0))
-        kinds, plan = steps(g)
+        kinds, plan = self.plan_of("promoted")
         self.assertEqual(kinds.get("fused"), 1, plan)
         self.assertRegex(plan, r"fused +%\d+ = exp\(%\d+\); %\d+ = tanh")
         self.assertIn("cast", plan)  # the int -> float conversion is its own step

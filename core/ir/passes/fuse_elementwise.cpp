@@ -54,15 +54,9 @@ bool contiguous(const Value& v) { return v.strides == contiguous_strides(v.shape
 // Whether v is a whole buffer (made by a kernel, or a graph input), possibly after in-place writes
 // into it, rather than a view of one.
 bool whole_buffer(const Graph& g, int v) {
-  for (;;) {
-    int p = g.values[v].producer;
-    if (p < 0) return true;
-    const Node& n = g.nodes[p];
-    if (n.target >= 0)
-      v = n.target;
-    else
-      return op_def(n.op).cls != OpClass::View;
-  }
+  bool via_view = false;
+  root_of(g, v, &via_view);
+  return !via_view;
 }
 
 bool fusable(const Graph& g, const Plan& plan, const Node& n) {
