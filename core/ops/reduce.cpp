@@ -266,18 +266,28 @@ T row_max(const T* row, int64_t r) {
   bool nan = false;
   int64_t k = 0;
   if (r >= W) {
-    V m = load(row), bad = unordered(m);
-    for (k = W; k + W <= r; k += W) {
+    // Four independent maxima: one would wait on the previous max's latency every vector.
+    V m[4], bad[4];
+    for (int a = 0; a < 4; ++a) m[a] = load(row), bad[a] = unordered(m[a]);
+    for (k = W; k + 4 * W <= r; k += 4 * W)
+      for (int a = 0; a < 4; ++a) {
+        V v = load(row + k + a * W);
+        bad[a] = vor(bad[a], unordered(v));
+        m[a] = vmax(v, m[a]);
+      }
+    for (; k + W <= r; k += W) {
       V v = load(row + k);
-      bad = vor(bad, unordered(v));
-      m = vmax(v, m);
+      bad[0] = vor(bad[0], unordered(v));
+      m[0] = vmax(v, m[0]);
     }
-    T lanes[W], flags[W];
-    std::memcpy(lanes, &m, sizeof(m));
-    std::memcpy(flags, &bad, sizeof(bad));
-    for (int j = 0; j < W; ++j) {
-      mx = lanes[j] > mx ? lanes[j] : mx;
-      nan |= flags[j] != T(0);  // an all-ones lane is a NaN bit pattern, never 0
+    for (int a = 0; a < 4; ++a) {
+      T lanes[W], flags[W];
+      std::memcpy(lanes, &m[a], sizeof(V));
+      std::memcpy(flags, &bad[a], sizeof(V));
+      for (int j = 0; j < W; ++j) {
+        mx = lanes[j] > mx ? lanes[j] : mx;
+        nan |= flags[j] != T(0);  // an all-ones lane is a NaN bit pattern, never 0
+      }
     }
   }
   for (; k < r; ++k) {
@@ -287,29 +297,53 @@ T row_max(const T* row, int64_t r) {
   return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
 }
 
-// The sum of a row in double, in 8 lanes (lane j takes elements j, j+8, ...) added in a fixed
-// order at the end: two AVX registers of 4 doubles.
+// Sums of a row in double over 32 lanes (lane j takes elements j, j+32, ...: eight AVX registers
+// of 4 doubles, so no add waits on the one before), combined in a fixed order at the end. Square:
+// the sum of (x - center)^2 instead of x. The order of additions depends only on the row length.
+template <bool Square, typename T>
+double lane_sum_impl(const T* row, int64_t r, double center) {
+  constexpr int R = 8;  // registers
+  __m256d acc[R];
+  for (int a = 0; a < R; ++a) acc[a] = _mm256_setzero_pd();
+  const __m256d c = _mm256_set1_pd(center);
+  auto term = [&](__m256d x) {
+    if constexpr (Square) {
+      __m256d d = _mm256_sub_pd(x, c);
+      return _mm256_mul_pd(d, d);
+    } else {
+      return x;
+    }
+  };
+  int64_t k = 0;
+  for (; k + 4 * R <= r; k += 4 * R)
+    for (int a = 0; a < R; a += 2) {
+      __m256d x0, x1;
+      if constexpr (std::is_same_v<T, float>) {
+        __m256 v = _mm256_loadu_ps(row + k + 4 * a);
+        x0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+        x1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+      } else {
+        x0 = _mm256_loadu_pd(row + k + 4 * a);
+        x1 = _mm256_loadu_pd(row + k + 4 * a + 4);
+      }
+      acc[a] = _mm256_add_pd(acc[a], term(x0));
+      acc[a + 1] = _mm256_add_pd(acc[a + 1], term(x1));
+    }
+  double tail = 0;
+  for (; k < r; ++k) {
+    double x = static_cast<double>(row[k]);
+    tail += Square ? (x - center) * (x - center) : x;
+  }
+  // The lanes combined as a fixed tree (a chain of 32 adds would cost as much as a short row).
+  for (int width = R / 2; width >= 1; width /= 2)
+    for (int a = 0; a < width; ++a) acc[a] = _mm256_add_pd(acc[a], acc[a + width]);
+  double lanes[4];
+  _mm256_storeu_pd(lanes, acc[0]);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + tail;
+}
 template <typename T>
 double lane_sum(const T* row, int64_t r) {
-  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-  int64_t k = 0;
-  for (; k + 8 <= r; k += 8) {
-    if constexpr (std::is_same_v<T, float>) {
-      __m256 v = _mm256_loadu_ps(row + k);
-      lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-      hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-    } else {
-      lo = _mm256_add_pd(lo, _mm256_loadu_pd(row + k));
-      hi = _mm256_add_pd(hi, _mm256_loadu_pd(row + k + 4));
-    }
-  }
-  double acc[8];
-  _mm256_storeu_pd(acc, lo);
-  _mm256_storeu_pd(acc + 4, hi);
-  for (; k < r; ++k) acc[0] += static_cast<double>(row[k]);
-  double s = 0;
-  for (int j = 0; j < 8; ++j) s += acc[j];
-  return s;
+  return lane_sum_impl<false>(row, r, 0.0);
 }
 
 template <OpId Op>
@@ -410,29 +444,15 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
       for_rows(rows, r, [&](int64_t i) {
         const T* row = p + i * r;
         T* orow = o + i * r;
-        // Moments in double, in 8 fixed lanes: the mean, then the mean of squared deviations.
+        // Moments in double, in fixed lanes: the mean, then the mean of squared deviations.
         double mean = lane_sum(row, r) / static_cast<double>(r);
-        constexpr int L = 8;
-        double acc[L] = {};
-        int64_t k = 0;
-        for (; k + L <= r; k += L)
-          for (int j = 0; j < L; ++j) {
-            double d = static_cast<double>(row[k + j]) - mean;
-            acc[j] += d * d;
-          }
-        for (; k < r; ++k) {
-          double d = static_cast<double>(row[k]) - mean;
-          acc[0] += d * d;
-        }
-        double var = 0;
-        for (int j = 0; j < L; ++j) var += acc[j];
-        var /= static_cast<double>(r);
+        double var = lane_sum_impl<true>(row, r, mean) / static_cast<double>(r);
         T m = static_cast<T>(mean), rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
-        for (k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
+        for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
         if (wp)
-          for (k = 0; k < r; ++k) orow[k] = orow[k] * wp[k];
+          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] * wp[k];
         if (bp)
-          for (k = 0; k < r; ++k) orow[k] = orow[k] + bp[k];
+          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] + bp[k];
       });
     }
   });
