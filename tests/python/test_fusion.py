@@ -107,6 +107,17 @@ class TestFusedEqualsEager(unittest.TestCase):
                         args = make(10 * k)
                         assert_same(self, fn(*args), compiled(*args), f"{name} threads={threads} call {k}")
 
+    def test_outputs_larger_than_the_caches(self):
+        # 16 MiB and more: outputs are written with streaming stores, the last partial block not
+        n = (1 << 22) + 3
+        args = [fl((n,), 40), fl((n,), 41), fl((n,), 42)]
+        for threads in (1, 2):
+            dyn.set_num_threads(threads)
+            compiled = dyn.compile(with_intermediate_outputs, name=f"big{threads}")
+            x = args[0].reshape(1, n)
+            assert_same(self, with_intermediate_outputs(x), compiled(x), f"intermediate outputs, {threads} threads")
+            assert_same(self, chain(*args), dyn.compile(chain, name=f"bigchain{threads}")(*args), "chain")
+
     def test_threads_do_not_change_bits(self):
         args = PROGRAMS["activations"][1](7)
         outs = []
