@@ -40,21 +40,38 @@ except Exception as e:  # noqa: BLE001 - any failure means "no peer"
     torch, TORCH_ERR = None, "import torch: " + brief(e)
 
 
-def measure(fn):
-    """Median seconds per call: warm-up, then TRIALS trials of >= MIN_TRIAL_S each (timeit-style)."""
+def _run(fn, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return time.perf_counter() - t0
+
+
+def _calibrate(fn):
+    """Warm-up, then the number of calls that makes a trial last >= MIN_TRIAL_S (timeit-style)."""
     for _ in range(WARMUP):
         fn()
-
-    def run(number):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        return time.perf_counter() - t0
-
     number = 1
-    while (t := run(number)) < MIN_TRIAL_S:
+    while (t := _run(fn, number)) < MIN_TRIAL_S:
         number = max(number * 2, int(number * MIN_TRIAL_S * 1.2 / max(t, 1e-9)))
-    return statistics.median(run(number) / number for _ in range(TRIALS))
+    return number
+
+
+def measure(fn):
+    """Median seconds per call over TRIALS trials."""
+    number = _calibrate(fn)
+    return statistics.median(_run(fn, number) / number for _ in range(TRIALS))
+
+
+def measure_interleaved(fns):
+    """{column: median seconds per call}, the columns' trials taken in turn, so that a burst of load
+    from elsewhere on the machine lands on every column of a row rather than on one."""
+    numbers = {c: _calibrate(fn) for c, fn in fns.items()}
+    samples = {c: [] for c in fns}
+    for _ in range(TRIALS):
+        for c, fn in fns.items():
+            samples[c].append(_run(fn, numbers[c]) / numbers[c])
+    return {c: statistics.median(v) for c, v in samples.items()}
 
 
 def set_threads(n):
@@ -165,7 +182,7 @@ COMPILED = {}  # (workload, column) -> compiled function, made once, reused at e
 
 
 def run_row(name, inputs, make, np_fn, threads):
-    row, out = Row(name, threads), {}
+    row, out, timed = Row(name, threads), {}, {}
     set_threads(threads)
     for col in COLS:
         lib = None if col == "numpy" else torch if col.startswith("torch") else dyn
@@ -190,9 +207,10 @@ def run_row(name, inputs, make, np_fn, threads):
             # region ends (syncs) when the call returns, so timing the calls times the work.
             r = fn(*args)
             out[col] = np.ascontiguousarray(r if lib is None else r.detach().numpy())
-            row.times[col] = measure(lambda: fn(*args))
+            timed[col] = (lambda fn, args: lambda: fn(*args))(fn, args)
         except Exception as e:  # noqa: BLE001 - a missing op is a cell, not a crash
             row.errors[col] = brief(e)
+    row.times.update(measure_interleaved(timed))
     if "dyn" in out and "dyn.compile" in out:
         a, b = out["dyn"], out["dyn.compile"]
         row.check = "equal" if a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32)) else "DIFF"
@@ -203,7 +221,7 @@ def run_row(name, inputs, make, np_fn, threads):
 
 def decoder_row(bt):
     """bench_train's training step (forward, backward, AdamW) of the tiny decoder, at 1 thread."""
-    row, losses, flops = Row("tiny decoder train step", 1), {}, None
+    row, losses, flops, timed = Row("tiny decoder train step", 1), {}, None, {}
     row.errors["numpy"] = "-"
     set_threads(1)
     for col in ("dyn", "dyn.compile", "torch", "torch.compile"):
@@ -219,14 +237,15 @@ def decoder_row(bt):
                 torch.set_num_threads(1)
                 step = compiler(torch)(step) if col == "torch.compile" else step
             losses[col] = [float(step(*args)) for _ in range(3)]  # same seed: dyn's two columns must agree
-            row.times[col] = measure(lambda: step(*args))
+            timed[col] = (lambda step, args: lambda: step(*args))(step, args)
         except Exception as e:  # noqa: BLE001
             row.errors[col] = brief(e)
-        if col == "dyn.compile" and col in row.times:
+        if col == "dyn.compile" and col in timed:
             try:
                 flops = bt.matmul_flops_of_step()
             except Exception as e:  # noqa: BLE001
                 print(f"decoder floor n/a: {brief(e)}")
+    row.times.update(measure_interleaved(timed))
     if "dyn" in losses and "dyn.compile" in losses:
         row.check = "equal" if losses["dyn"] == losses["dyn.compile"] else "DIFF"
     return row, flops
@@ -281,7 +300,7 @@ def main():
     rows.append(decoder)
 
     print("\n".join(table(rows)))
-    print("median time per call. torch/comp, numpy/comp: peer time / dyn compiled time (> 1: dyn faster); "
+    print("median time per call (the columns of a row timed in turn, trial by trial). torch/comp, numpy/comp: peer time / dyn compiled time (> 1: dyn faster); "
           "comp/eager: dyn compiled time / dyn eager time;\ncheck: dyn compiled vs dyn eager, bitwise; "
           f"vs numpy: dyn eager allclose to numpy (rtol {TOL['rtol']:g}, atol {TOL['atol']:g})")
     print("tiny decoder tokens/s at 1 thread: "
