@@ -148,6 +148,9 @@ std::string structure_key(const Graph& g) {
     put(k, n.target);
     for (int i : n.inputs) put(k, i);
     put_attrs(n.attrs, false, &k);
+    // What each node made: its dtype can depend on the default dtype at record time (int / int),
+    // and a plan's fused loops are typed.
+    for (int o : n.outputs) put(k, g.values[o].dtype);
     k.push_back(';');
   }
   for (int o : g.outputs) put(k, o);

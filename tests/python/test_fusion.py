@@ -170,6 +170,39 @@ class TestInPlaceFusion(unittest.TestCase):
         self.run_both(write_then_read_alias, make, "alias")
 
 
+class TestPlanSharing(unittest.TestCase):
+    def test_a_plan_is_not_shared_across_default_dtypes(self):
+        # int / int takes the default dtype: the same structure under float64 has float64 loops.
+        def f(x):
+            y = x / 3
+            y.mul_(2.5)
+            return (y + 1.0).sum()
+        compiled = dyn.compile(f, name="default_dtype")
+        old = dyn.get_default_dtype()
+        try:
+            for dtype in (dyn.float32, dyn.float64, dyn.float32):
+                dyn.set_default_dtype(dtype)
+                x = dyn.arange(1024)
+                assert_same(self, f(x), compiled(x), f"default {dtype}")
+        finally:
+            dyn.set_default_dtype(old)
+
+    def test_a_write_into_memory_another_storage_wraps(self):
+        # from_numpy of a reversed view of x's array: another Storage over x's bytes
+        def f(x, u):
+            x.mul_(2.0)
+            return u + 1.0
+
+        def make():
+            x = dyn.arange(4096.0)
+            return x, dyn.from_numpy(x.numpy()[::-1])
+
+        compiled = dyn.compile(f, name="numpy_alias")
+        for k in range(2):
+            want, got = f(*make()), compiled(*make())
+            assert_same(self, want, got, f"call {k}")
+
+
 class TestPlans(unittest.TestCase):
     def setUp(self):
         dyn.debug.reset()

@@ -275,8 +275,18 @@ void stream_block(const T* src, T* dst, int64_t n) {
   for (int64_t k = 0; k < floats; k += 8) _mm256_stream_ps(d + k, _mm256_loadu_ps(s + k));
 }
 
+bool overlap(const Storage* a, const Storage* b) {
+  if (a == b) return true;
+  auto lo = [](const Storage* s) { return reinterpret_cast<uintptr_t>(s->data()); };
+  return lo(a) < lo(b) + b->nbytes() && lo(b) < lo(a) + a->nbytes();
+}
+
 template <typename T>
 bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
+  // A plan is shared by graphs of the same structure key, which includes every node's dtype; an
+  // operand of another dtype here would be read as the wrong type, so run node by node instead.
+  for (int v : f.inputs)
+    if (slots[v].dtype() != f.dtype) return false;
   std::vector<Reader<T>> readers;
   readers.reserve(f.inputs.size());
   for (int v : f.inputs) readers.emplace_back(slots[v], f.shape);
@@ -287,9 +297,13 @@ bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
     for (const FusedLoop::Instr& ins : f.code) {
       if (ins.write_input < 0) continue;
       if (!readers[ins.write_input].direct) return false;
+      // Memory, not Storage objects: two storages can wrap the same bytes (dyn.from_numpy of a
+      // view of another tensor's array).
       const Storage* st = slots[f.inputs[ins.write_input]].storage();
-      for (size_t j = 0; j < f.inputs.size(); ++j)
-        if (static_cast<int>(j) != ins.write_input && slots[f.inputs[j]].storage() == st) return false;
+      for (size_t j = 0; j < f.inputs.size(); ++j) {
+        const Storage* other = slots[f.inputs[j]].storage();
+        if (static_cast<int>(j) != ins.write_input && overlap(st, other)) return false;
+      }
     }
   std::vector<Tensor> outs;
   outs.reserve(f.outputs.size());
