@@ -132,6 +132,13 @@ class LazyList {
     }
     head_ = tail_ = nullptr;
   }
+  // Unlinks and returns the first tensor, or nullptr: loops that hand every lazy tensor its value
+  // take them out one at a time, so an exception halfway leaves the list true.
+  TensorImpl* pop_front() {
+    TensorImpl* p = head_;
+    if (p) remove(p);
+    return p;
+  }
   struct iterator {
     TensorImpl* p;
     std::pair<TensorImpl*, int> operator*() const { return {p, p->lazy_value_}; }

@@ -158,6 +158,9 @@ std::pair<Tensor, Tensor> Capture::record2(OpId op, std::span<const Tensor> in, 
 
 void Capture::record_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
   check_record(op, in, a, &self);
+  // A lazy view of read-only memory has no storage of its own for dispatch to check.
+  if (self.impl()->capture_ == this)
+    if (Storage* st = outside_storage_of(self.impl()->lazy_value_); st && st->read_only) fail_read_only_write();
   // A write into a lazy tensor's buffer counts as a version of that buffer (Note [versions]); a
   // concrete target's storage is counted by dispatch_into.
   auto count_write = [&](bool was_lazy) {

@@ -34,8 +34,8 @@ void ensure_materialized(const Tensor& t, BreakKind kind, const char* what) {
 
 void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots) {
   auto value_at = [&](int v) { return v >= 0 && v < static_cast<int>(slots.size()) ? slots[v] : Tensor(); };
-  for (auto [p, v] : lazies_) {
-    int value = v;
+  while (TensorImpl* p = lazies_.pop_front()) {
+    int value = p->lazy_value_;
     p->capture_ = nullptr;
     p->lazy_value_ = -1;
     Tensor r = value_at(value);
@@ -75,7 +75,8 @@ void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots
 
 void Capture::adopt_live(const Graph& g, std::vector<Tensor>& slots) {
   grad_notes_.clear();
-  for (auto [p, v] : lazies_) {
+  while (TensorImpl* p = lazies_.pop_front()) {
+    const int v = p->lazy_value_;
     const Tensor& r = slots[v];
     p->capture_ = nullptr;
     p->lazy_value_ = -1;

@@ -25,10 +25,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
 }
 
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
-  if (self.storage() && self.storage()->read_only)
-    fail(ErrorKind::Runtime,
-         "this tensor shares read-only memory (from a read-only numpy array or buffer): in-place ops cannot write "
-         "it; make a copy first with .clone()");
+  if (self.storage() && self.storage()->read_only) fail_read_only_write();
   if (grad_enabled()) check_inplace_grad(self, in);
   if (Capture* c = Capture::active())
     c->record_into(op, in, a, self);

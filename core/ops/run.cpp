@@ -92,6 +92,12 @@ bool partially_overlap(const Tensor& a, const Tensor& b) {
   return alo < bhi && blo < ahi;
 }
 
+void fail_read_only_write() {
+  fail(ErrorKind::Runtime,
+       "this tensor shares read-only memory (from a read-only numpy array or buffer): in-place ops cannot write "
+       "it; make a copy first with .clone()");
+}
+
 void fail_partial_overlap() {
   fail(ErrorKind::Runtime,
        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "

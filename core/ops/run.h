@@ -23,6 +23,8 @@ void check_into(const OutMeta& m, const Tensor& self);
 // to tell and pass.
 bool partially_overlap(const Tensor& a, const Tensor& b);
 [[noreturn]] void fail_partial_overlap();
+// An in-place op on a tensor over read-only memory (a read-only numpy array).
+[[noreturn]] void fail_read_only_write();
 
 // What kernels use to prepare operands: the same ops, run now.
 namespace kern {

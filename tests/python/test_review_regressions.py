@@ -50,6 +50,23 @@ class TestRegressions(unittest.TestCase):
                 dyn.from_numpy(a).fill_(3.0)
             self.assertEqual(a.tolist(), [0.0] * 4)
 
+    def test_read_only_memory_written_through_a_view_inside_a_region(self):
+        # the view is lazy inside the region: it has no storage of its own to check
+        a = np.arange(8, dtype=np.float32).reshape(2, 4)
+        a.setflags(write=False)
+
+        def f(x):
+            v = x[0]
+            v.mul_(2.0)
+            return v
+
+        compiled = dyn.compile(f, name="read_only_view")
+        for _ in range(2):
+            with self.assertRaisesRegex(RuntimeError, "read-only"):
+                compiled(dyn.from_numpy(a))
+        self.assertEqual(a.tolist(), [[0, 1, 2, 3], [4, 5, 6, 7]])
+        self.assertEqual(compiled(dyn.from_numpy(a.copy())).tolist(), [0, 2, 4, 6])  # the function still works
+
     def test_write_through_a_view_of_an_argument_is_seen_inside_the_region(self):
         def f(x):
             x[0] = 5.0
