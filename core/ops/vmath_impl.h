@@ -35,6 +35,8 @@ void each_vector(const T* in, T* out, int64_t n, Call call) {
   }
 
 namespace dyn::vmath::detail {
+// One instruction set each (tests compare them; map chooses).
+void map_avx2(Fn f, const float* in, float* out, int64_t n);
 void map_avx512(Fn f, const float* in, float* out, int64_t n);
 void map_avx512(Fn f, const double* in, double* out, int64_t n);
 }  // namespace dyn::vmath::detail

@@ -1,0 +1,72 @@
+// The float32 tanh and erf of vmath, written once over a vector type V (V = AVX2 or AVX-512
+// traits, see vmath.cpp and vmath_avx512.cpp; private to vmath*.cpp). SLEEF's float tanh and erf
+// carry double-float arithmetic for their bound and cost 2.3 and 2.5 ns an element, which made
+// tanh the whole cost of a fused chain and erf a tenth of an MLP with GELU. These use one
+// polynomial near 0 and exp elsewhere, all in float, measured over every float32 input
+// (tests/cpp/test_vmath.cpp, DYN_VMATH_EXHAUSTIVE=1): tanh within 1.6 ULP (worst 1.51), erf
+// within 2 (worst 1.93). Every operation is a single IEEE rounding (add, mul, div, fma), so AVX2
+// and AVX-512 give the same bits for every input.
+//
+// The coefficients were fitted for this file (Chebyshev fits in mpmath, rounded to float and
+// checked in float): tanh(x) = x + x*s*Q(s), s = x*x, on |x| < 0.625; erf(x) = x + x*P(s) on
+// |x| < 1 and 1 - exp(L(|x| - 2.5)), L ~ log(erfc), on 1 <= |x| < 4, past which erf rounds to 1;
+// the sign is x's (odd functions, and -0 stays -0).
+#pragma once
+
+namespace dyn::vmath::detail {
+
+template <class V>
+struct FloatMath {
+  using F = typename V::F;
+
+  // c[0] + u*(c[1] + u*(...)), by fma.
+  template <int N>
+  static F horner(F u, const float (&c)[N]) {
+    F r = V::set(c[N - 1]);
+    for (int i = N - 2; i >= 0; --i) r = V::fma(r, u, V::set(c[i]));
+    return r;
+  }
+
+  // exp(y) for y <= 0 (Cody-Waite reduction by ln 2 in two parts, a degree-5 polynomial, then
+  // 2^n by the exponent bits), clamped at -87 so that 2^n stays a normal float: the callers need
+  // no smaller value. NaN propagates (max(c, y) returns y when y is NaN).
+  static F exp_nonpositive(F y) {
+    y = V::max(V::set(-87.0f), y);
+    F n = V::round(V::mul(y, V::set(1.44269504088896341f)));
+    F r = V::fma(n, V::set(-0.693359375f), y);
+    r = V::fma(n, V::set(2.12194440e-4f), r);
+    static const float kP[] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                               8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+    F p = V::fma(horner(r, kP), V::mul(r, r), r);
+    return V::mul(V::add(p, V::set(1.0f)), V::pow2(n));
+  }
+
+  static F tanh(F x) {
+    F a = V::abs(x);
+    F s = V::mul(x, x);
+    static const float kQ[] = {-0.3333333432674408f,  0.13333304226398468f,   -0.05395940691232681f,
+                               0.021769961342215538f, -0.008346980437636375f, 0.0022958412300795317f};
+    F small = V::fma(a, V::mul(s, horner(s, kQ)), a);
+    F e = exp_nonpositive(V::mul(a, V::set(-2.0f)));
+    F big = V::div(V::sub(V::set(1.0f), e), V::add(V::set(1.0f), e));
+    return V::copysign(V::select(V::less(a, V::set(0.625f)), small, big), x);
+  }
+
+  static F erf(F x) {
+    F a = V::abs(x);
+    F s = V::mul(x, x);
+    static const float kP[] = {0.12837916612625122f,  -0.3761262595653534f,  0.11283597350120544f,
+                               -0.02685432881116867f, 0.005189312156289816f, -0.0008018855005502701f,
+                               7.882497448008507e-05f};
+    F small = V::fma(a, horner(s, kP), a);
+    static const float kL[] = {-7.806815147399902f,    -5.352680683135986f,      -0.9438936114311218f,
+                               -0.010858165100216866f, 0.0021651603747159243f,   -0.00042070692870765924f,
+                               7.739442662568763e-05f, -1.2976132893527392e-05f, 1.6140616025950294e-06f,
+                               -6.5828579920435e-08f};
+    F u = V::sub(V::min(V::set(4.0f), a), V::set(2.5f));
+    F big = V::sub(V::set(1.0f), exp_nonpositive(horner(u, kL)));
+    return V::copysign(V::select(V::less(a, V::set(1.0f)), small, big), x);
+  }
+};
+
+}  // namespace dyn::vmath::detail
