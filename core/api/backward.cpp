@@ -15,8 +15,8 @@ namespace {
 // anything else), laid out like the leaf, as PyTorch does.
 Tensor own_grad(const Tensor& g, const Tensor& leaf) {
   bool shared = g.impl()->refs_.load() > 2 || (g.storage() && g.storage()->use_count() > 1);
-  bool same_layout = g.strides() == leaf.strides();
-  if (!shared && (same_layout || leaf.is_contiguous())) return g;
+  // (a gradient can arrive as a broadcast view: sum's and mean's are expanded, not copied)
+  if (!shared && g.strides() == leaf.strides()) return g;
   // Order dims like the leaf's memory (outermost first), copy, and permute back.
   int nd = leaf.ndim();
   Dims perm;

@@ -194,13 +194,13 @@ void d_where(const GradNode& n, GradOut g, GradIn in) {
 void d_sum(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& x = n.inputs[0];
   Tensor gu = unreduce(g[0], x, n.attrs.dims, n.attrs.keepdim);
-  (*in)[0] = ops::contiguous(ops::expand(ops::to_dtype(gu, x.dtype()), x.shape()));
+  (*in)[0] = ops::expand(ops::to_dtype(gu, x.dtype()), x.shape());  // read by broadcasting, not copied
 }
 void d_mean(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& x = n.inputs[0];
   int64_t count = x.numel() / std::max<int64_t>(1, n.outputs[0].numel());
   Tensor gu = unreduce(g[0], x, n.attrs.dims, n.attrs.keepdim);
-  (*in)[0] = ops::contiguous(ops::expand(ops::binary(OpId::div, gu, S(static_cast<double>(count))), x.shape()));
+  (*in)[0] = ops::expand(ops::binary(OpId::div, gu, S(static_cast<double>(count))), x.shape());
 }
 void d_amax_amin(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& x = n.inputs[0];
@@ -274,7 +274,17 @@ void d_matmul(const GradNode& n, GradOut g, GradIn in) {
     Tensor ga = sum_to(ops::matmul(go, ops::transpose(b, -1, -2)), a.shape());
     (*in)[0] = ops::reshape(ga, n.inputs[0].shape());
   }
-  if (n.next[1].node) {
+  if (n.next[1].node && !b1 && b.ndim() == 2 && a.ndim() >= 2) {
+    // A matrix applied to rows, over any batch dims (a Linear): one product over the folded rows,
+    // as PyTorch does, instead of a product per batch and a sum over them. When the matrix is a
+    // transposed weight (x @ W.t()), the product is taken as (go^T a)^T so that the gradient
+    // comes out in W's layout and W.grad needs no transposing copy.
+    Tensor a2 = a.ndim() == 2 ? a : ops::reshape(a, Dims{-1, a.size(a.ndim() - 1)});
+    Tensor go2 = go.ndim() == 2 ? go : ops::reshape(go, Dims{-1, go.size(go.ndim() - 1)});
+    bool transposed = b.size(0) > 1 && b.size(1) > 1 && b.strides()[0] == 1 && b.strides()[1] == b.size(0);
+    (*in)[1] = transposed ? ops::transpose(ops::matmul(ops::transpose(go2, 0, 1), a2), 0, 1)
+                          : ops::matmul(ops::transpose(a2, 0, 1), go2);
+  } else if (n.next[1].node) {
     Tensor gb = sum_to(ops::matmul(ops::transpose(a, -1, -2), go), b.shape());
     (*in)[1] = ops::reshape(gb, n.inputs[1].shape());
   }

@@ -83,6 +83,45 @@ Acc sum_row(const T* p, int64_t n) {
   return total;
 }
 
+// sum_row of every column of a contiguous [R, C] block (R <= kSumBlock), without first copying the
+// columns into rows: each column's element k goes to lane k % 8 and the lanes combine as in
+// sum_lanes, so the bits are sum_row's. A bias gradient (sum over batch and time) reads its
+// input once instead of transposing it.
+template <typename T>
+void sum_columns(const T* p, int64_t R, int64_t C, bool mean, T* o) {
+  constexpr int64_t kTile = 256;
+  int64_t grain = std::max<int64_t>(kTile, kElementwiseGrain / std::max<int64_t>(R, 1));
+  parallel_for(0, C, grain, [&](int64_t b, int64_t e) {
+    for (int64_t jb = b; jb < e; jb += kTile) {
+      const int64_t w = std::min(kTile, e - jb);
+      double acc[8][kTile] = {};
+      for (int64_t k = 0; k < R; ++k) {
+        double* lane = acc[k & 7];
+        const T* row = p + k * C + jb;
+        for (int64_t j = 0; j < w; ++j) lane[j] += static_cast<double>(row[j]);
+      }
+      for (int64_t j = 0; j < w; ++j) {
+        double s =
+            ((acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j])) + ((acc[4][j] + acc[5][j]) + (acc[6][j] + acc[7][j]));
+        o[jb + j] = static_cast<T>(mean ? s / static_cast<double>(R) : s);
+      }
+    }
+  });
+}
+
+// The reduced dims are the leading dims of a contiguous tensor: a [R, C] block reduced over R.
+bool leading_reduction(const Tensor& t, const std::vector<bool>& mask, int64_t* R, int64_t* C) {
+  if (!t.is_contiguous() || t.ndim() < 2 || !mask[0]) return false;
+  int p = 0;
+  while (p < t.ndim() && mask[p]) ++p;
+  for (int d = p; d < t.ndim(); ++d)
+    if (mask[d]) return false;
+  if (p == t.ndim()) return false;
+  *R = *C = 1;
+  for (int d = 0; d < t.ndim(); ++d) (d < p ? *R : *C) *= t.size(d);
+  return *R <= kSumBlock && *R > 0 && *C > 1;
+}
+
 // Calls f(row) for every row, in parallel when there is enough work.
 template <typename F>
 void for_rows(int64_t rows, int64_t r, F f) {
@@ -126,6 +165,14 @@ void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
   if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64) src = kern::cast(src, DType::Int64);
   auto mask = reduced_mask(src, a.dims);
   int64_t rows, r;
+  if constexpr (Op == OpId::sum || Op == OpId::mean)
+    if (is_floating(od) && od == src.dtype() && leading_reduction(src, mask, &r, &rows)) {
+      if (od == DType::Float32)
+        sum_columns(src.data<float>(), r, rows, Op == OpId::mean, out[0].data<float>());
+      else
+        sum_columns(src.data<double>(), r, rows, Op == OpId::mean, out[0].data<double>());
+      return;
+    }
   Tensor x = rows_layout(src, mask, &rows, &r);
   visit_dtype(od, [&](auto tag) {
     using T = decltype(tag);
