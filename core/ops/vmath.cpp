@@ -32,24 +32,12 @@ const bool kAvx512 = [] {
 }();
 
 struct Avx2 {
-  using F = __m256;
-  static F set(float v) { return _mm256_set1_ps(v); }
-  static F add(F a, F b) { return _mm256_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static F div(F a, F b) { return _mm256_div_ps(a, b); }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F min(F a, F b) { return _mm256_min_ps(a, b); }
-  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  DYN_VMATH_UNIFORM_OPS(__m256, _mm256, si256)
   static F round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F copysign(F mag, F sign) {
     F bit = _mm256_set1_ps(-0.0f);
     return _mm256_or_ps(_mm256_andnot_ps(bit, mag), _mm256_and_ps(bit, sign));
-  }
-  // 2^n for an integral n in [-126, 127].
-  static F pow2(F n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
   }
   using M = __m256;
   static M less(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }

@@ -21,24 +21,13 @@ DYN_VMATH_TABLE(D8, double_fn, d8, avx512f)
 
 // AVX-512F only (no DQ): the bitwise float ops go through the integer ones.
 struct Avx512 {
-  using F = __m512;
-  static F set(float v) { return _mm512_set1_ps(v); }
-  static F add(F a, F b) { return _mm512_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
-  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static F div(F a, F b) { return _mm512_div_ps(a, b); }
-  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F min(F a, F b) { return _mm512_min_ps(a, b); }
-  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  DYN_VMATH_UNIFORM_OPS(__m512, _mm512, si512)
   static F round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static __m512i bits(F a) { return _mm512_castps_si512(a); }
   static F abs(F a) { return _mm512_castsi512_ps(_mm512_andnot_si512(bits(_mm512_set1_ps(-0.0f)), bits(a))); }
   static F copysign(F mag, F sign) {
     __m512i bit = bits(_mm512_set1_ps(-0.0f));
     return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(bit, bits(mag)), _mm512_and_si512(bit, bits(sign))));
-  }
-  static F pow2(F n) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
   }
   using M = __mmask16;
   static M less(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }

@@ -13,6 +13,23 @@
 // the sign is x's (odd functions, and -0 stays -0).
 #pragma once
 
+// The members of a vector traits struct V whose intrinsics differ only in their prefix (pfx:
+// _mm256 or _mm512) and integer type suffix (si: si256 or si512). 2^n is for an integral n in
+// [-126, 127], by the exponent bits.
+#define DYN_VMATH_UNIFORM_OPS(Vec, pfx, si)                                                                         \
+  using F = Vec;                                                                                                    \
+  static F set(float v) { return pfx##_set1_ps(v); }                                                                \
+  static F add(F a, F b) { return pfx##_add_ps(a, b); }                                                             \
+  static F sub(F a, F b) { return pfx##_sub_ps(a, b); }                                                             \
+  static F mul(F a, F b) { return pfx##_mul_ps(a, b); }                                                             \
+  static F div(F a, F b) { return pfx##_div_ps(a, b); }                                                             \
+  static F fma(F a, F b, F c) { return pfx##_fmadd_ps(a, b, c); }                                                   \
+  static F min(F a, F b) { return pfx##_min_ps(a, b); }                                                             \
+  static F max(F a, F b) { return pfx##_max_ps(a, b); }                                                             \
+  static F pow2(F n) {                                                                                              \
+    return pfx##_cast##si##_ps(pfx##_slli_epi32(pfx##_add_epi32(pfx##_cvtps_epi32(n), pfx##_set1_epi32(127)), 23)); \
+  }
+
 namespace dyn::vmath::detail {
 
 template <class V>
