@@ -142,71 +142,161 @@ DYN_FAST(f_compiled_state) {
   return reinterpret_cast<PyObject*>(s);
 }
 
-// Tags the tensors among a call's arguments (and one or two levels inside lists, tuples, dicts).
-void name_tensors(Capture* c, PyObject* o, const std::string& name, InputKind kind, int depth) {
-  if (is_tensor(o)) {
-    c->name_input(unwrap(o), kind, name);
-  } else if (depth < 2 && (PyList_Check(o) || PyTuple_Check(o))) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    PyObject** items = PySequence_Fast_ITEMS(o);
-    for (Py_ssize_t i = 0; i < n; ++i)
-      if (is_tensor(items[i]) || PyList_Check(items[i]) || PyTuple_Check(items[i]) || PyDict_Check(items[i]))
-        name_tensors(c, items[i], name + "[" + std::to_string(i) + "]", kind, depth + 1);
-  } else if (depth < 2 && PyDict_Check(o)) {
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(o, &pos, &k, &v)) {
-      PyObject* r = PyObject_Repr(k);
-      const char* text = r ? PyUnicode_AsUTF8(r) : nullptr;
-      std::string key = text ? text : "?";
-      Py_XDECREF(r);
-      PyErr_Clear();  // a key whose repr fails still names its tensor, just less helpfully
-      name_tensors(c, v, name + "[" + key + "]", kind, depth + 1);
+// The engine's namer for one compiled call: asks dyn._sources.Sources, made on the first question
+// (a replayed call asks none). Python errors here never reach the user: a name is a nicety.
+class PyNamer final : public SourceNamer {
+ public:
+  void begin(PyObject* owner, PyObject* args, PyObject* kwargs, PyObject* caller) {
+    release();
+    owner_ = owner, args_ = args, kwargs_ = kwargs, caller_ = caller;  // borrowed: the call holds them
+  }
+  void release() {
+    Py_CLEAR(sources_);
+    map_.clear();
+    built_ = false;
+    owner_ = args_ = kwargs_ = caller_ = nullptr;
+  }
+
+  bool tensor(const Tensor& t, InputKind* kind, std::string* name) override {
+    if (!build()) return false;
+    auto it = map_.find(t.impl());
+    if (it == map_.end()) {
+      // Not reachable from the call's arguments, module, closure or globals: a local of one of
+      // the user's frames (a tensor made before a graph break, an attribute of a local object).
+      // Not kept: a local may die and its address be reused by another tensor within the call.
+      PyObject* list = PyObject_CallMethod(sources_, "locals", nullptr);
+      bool found = false;
+      if (list && PyList_Check(list))
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && !found; ++i) {
+          PyObject* e = PyList_GET_ITEM(list, i);
+          if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 3 || !is_tensor(PyTuple_GET_ITEM(e, 2)) ||
+              unwrap(PyTuple_GET_ITEM(e, 2)).impl() != t.impl())
+            continue;
+          const char* k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 0));
+          const char* n = PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 1));
+          if (k && n) {
+            *kind = kind_of(k);
+            *name = n;
+            found = true;
+          }
+        }
+      Py_XDECREF(list);
+      PyErr_Clear();
+      return found;
+    }
+    *kind = it->second.first;
+    *name = it->second.second;
+    return true;
+  }
+
+  bool scalar(const Scalar& s, InputKind* kind, std::string* name) override {
+    if (!build()) return false;
+    PyObject* v = s.kind == Scalar::Float  ? PyFloat_FromDouble(s.f)
+                  : s.kind == Scalar::Bool ? PyBool_FromLong(s.i != 0)
+                                           : PyLong_FromLongLong(s.i);
+    PyObject* r = v ? PyObject_CallMethod(sources_, "scalar", "O", v) : nullptr;
+    Py_XDECREF(v);
+    bool ok = false;
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+      const char* k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(r, 0));
+      const char* n = PyUnicode_AsUTF8(PyTuple_GET_ITEM(r, 1));
+      if (k && n) {
+        *kind = kind_of(k);
+        *name = n;
+        ok = true;
+      }
+    }
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return ok;
+  }
+
+  std::vector<NamedValue> values() override {
+    std::vector<NamedValue> out;
+    if (!build()) return out;
+    PyObject* list = PyObject_CallMethod(sources_, "values", nullptr);
+    if (list && PyList_Check(list))
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+        PyObject* t = PyList_GET_ITEM(list, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) continue;
+        const char* n = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0));
+        const char* v = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 1));
+        const char* w = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 2));
+        if (n && v && w) out.push_back({n, v, w, PyObject_IsTrue(PyTuple_GET_ITEM(t, 3)) == 1});
+      }
+    Py_XDECREF(list);
+    PyErr_Clear();
+    return out;
+  }
+
+ private:
+  static InputKind kind_of(std::string_view k) {
+    for (int i = 0; i <= static_cast<int>(InputKind::Local); ++i)
+      if (k == input_kind_key(static_cast<InputKind>(i))) return static_cast<InputKind>(i);
+    return InputKind::External;
+  }
+
+  // (kind, name, tensor) triples into the map; the first name of a tensor wins. They stay alive
+  // for the whole call (arguments, parameters, globals), so their addresses name them.
+  void add(PyObject* list) {
+    if (!list || !PyList_Check(list)) return;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+      PyObject* t = PyList_GET_ITEM(list, i);
+      if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3 || !is_tensor(PyTuple_GET_ITEM(t, 2))) continue;
+      const char* k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0));
+      const char* n = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 1));
+      if (!k || !n) continue;
+      TensorImpl* impl = unwrap(PyTuple_GET_ITEM(t, 2)).impl();
+      if (!map_.count(impl)) map_[impl] = {kind_of(k), n};
     }
   }
-}
 
-// _region_begin(state, args, kwargs, param_names, module_params): enters a region and names the
-// tensors entering it. False when a region is already active (inline) or the function fell back.
+  bool build() {
+    if (built_) return sources_ != nullptr;
+    built_ = true;
+    if (!owner_) return false;
+    // The engine asks in the middle of an op: keep any exception of the op's own untouched.
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject* mod = PyImport_ImportModule("dyn._sources");
+    PyObject* cls = mod ? PyObject_GetAttrString(mod, "Sources") : nullptr;
+    sources_ = cls ? PyObject_CallFunction(cls, "OOOO", owner_, args_ ? args_ : Py_None, kwargs_ ? kwargs_ : Py_None,
+                                           caller_ ? caller_ : Py_None)
+                   : nullptr;
+    Py_XDECREF(cls);
+    Py_XDECREF(mod);
+    if (sources_) {
+      PyObject* list = PyObject_CallMethod(sources_, "tensors", nullptr);
+      add(list);
+      Py_XDECREF(list);
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return sources_ != nullptr;
+  }
+
+  PyObject *owner_ = nullptr, *args_ = nullptr, *kwargs_ = nullptr, *caller_ = nullptr;
+  PyObject* sources_ = nullptr;
+  bool built_ = false;
+  std::unordered_map<const TensorImpl*, std::pair<InputKind, std::string>> map_;
+};
+
+thread_local PyNamer namer;
+
+// _region_begin(state, args, kwargs, owner): enters a region; the owner (the CompiledFunction)
+// names what enters it when the engine asks. False when a region is already active (inline) or
+// the function fell back.
 DYN_FAST(f_region_begin) {
-  PyObject* a[5];
-  parse_args("_region_begin", args, nargs, kw, {"state", "args", "kwargs", "names", "params"}, 1, a);
+  PyObject* a[4];
+  parse_args("_region_begin", args, nargs, kw, {"state", "args", "kwargs", "owner"}, 1, a);
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
   if (!Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn)) Py_RETURN_FALSE;
-  Capture* c = Capture::active();
-  try {
-    if (a[1] && PyTuple_Check(a[1])) {
-      PyObject* names = a[3] && PyTuple_Check(a[3]) ? a[3] : nullptr;
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[1]); ++i) {
-        PyObject* arg = PyTuple_GET_ITEM(a[1], i);
-        if (!is_tensor(arg) && !PyList_Check(arg) && !PyTuple_Check(arg) && !PyDict_Check(arg)) continue;
-        std::string name = names && i < PyTuple_GET_SIZE(names) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i))
-                                                                : "args[" + std::to_string(i) + "]";
-        name_tensors(c, arg, name, InputKind::Argument, 0);
-      }
-    }
-    if (a[2] && PyDict_Check(a[2])) {
-      PyObject *k, *v;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(a[2], &pos, &k, &v))
-        if (PyUnicode_Check(k)) name_tensors(c, v, PyUnicode_AsUTF8(k), InputKind::Argument, 0);
-    }
-    if (a[4] && PyList_Check(a[4])) {
-      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[4]); ++i) {
-        PyObject* pair = PyList_GET_ITEM(a[4], i);
-        if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 && is_tensor(PyTuple_GET_ITEM(pair, 1)))
-          c->name_input(unwrap(PyTuple_GET_ITEM(pair, 1)), InputKind::Parameter,
-                        PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)));
-      }
-    }
-  } catch (...) {
-    Capture::abort();  // the region never started for the caller: it must not stay open
-    throw;
-  }
-  if (PyErr_Occurred()) {
-    Capture::abort();
-    return nullptr;
-  }
+  // The caller's frame: where the compiled function was called from (its module's name there).
+  PyFrameObject* f = PyEval_GetFrame();  // borrowed: the CompiledFunction.__call__ frame
+  PyObject* caller = f ? reinterpret_cast<PyObject*>(PyFrame_GetBack(f)) : nullptr;  // new reference
+  namer.begin(a[3], a[1], a[2], caller);
+  Py_XDECREF(caller);  // the frame stays alive: it is on the stack for the whole call
+  Capture::active()->set_namer(&namer);
   Py_RETURN_TRUE;
 }
 
@@ -224,6 +314,9 @@ DYN_FAST(f_region_end) {
   Capture* c = Capture::active();
   if (!c) Py_RETURN_NONE;
   auto* fn = const_cast<CompiledFunction*>(&c->function());
+  struct Release {
+    ~Release() { namer.release(); }
+  } release;  // after the capture is gone, even when end() throws
   Capture::end();
   if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
@@ -234,6 +327,7 @@ DYN_FAST(f_region_abort) {
   Capture* c = Capture::active();
   auto* fn = c ? const_cast<CompiledFunction*>(&c->function()) : nullptr;
   Capture::abort();
+  namer.release();
   if (warn_fallback(fn) < 0) return nullptr;
   Py_RETURN_NONE;
 }
@@ -374,13 +468,23 @@ PyObject* graph_dict(const GraphRecord& r) {
   PyObject* ins = PyList_New(0);
   for (int id : r.graph.inputs) {
     const Value& v = r.graph.values[id];
-    static const char* kinds[] = {"argument", "parameter", "external", "materialized"};
-    PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:N}", "value", id, "kind", kinds[static_cast<int>(v.input_kind)], "name",
+    PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:N}", "value", id, "kind", input_kind_key(v.input_kind), "name",
                                 v.input_name.c_str(), "shape", make_size(v.shape));
     PyList_Append(ins, x);
     Py_DECREF(x);
   }
   set_item(d, "inputs", ins);
+  PyObject* scalars = PyList_New(0);
+  for (const ScalarInput& si : r.graph.scalar_inputs) {
+    const Node& n = r.graph.nodes[si.node];
+    const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+    PyObject* x =
+        Py_BuildValue("{s:i,s:s,s:s,s:s,s:d}", "node", n.outputs[0], "op", std::string(op_name(n.op)).c_str(), "kind",
+                      input_kind_key(si.kind), "name", si.name.c_str(), "traced", sc[si.field]->to_double());
+    PyList_Append(scalars, x);
+    Py_DECREF(x);
+  }
+  set_item(d, "scalar_inputs", scalars);
   return d;
 }
 

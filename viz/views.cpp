@@ -183,9 +183,68 @@ std::string guards_text(const std::string& fn) {
   return out;
 }
 
+namespace {
+// One cause and the recompiles it made.
+struct CauseGroup {
+  Cause cause;
+  std::vector<std::string> values;
+  size_t count = 0;
+};
+
+// The summary :why-recompile starts with, per function: its recompiles grouped by cause.
+std::string cause_summary(const std::string& fn) {
+  std::map<std::string, std::vector<CauseGroup>> by_fn;
+  std::vector<std::string> order;
+  for (const Event& e : query::events()) {
+    if (e.kind != EventKind::Recompile || (!fn.empty() && e.fn != fn)) continue;
+    if (!by_fn.count(e.fn)) order.push_back(e.fn);
+    auto& groups = by_fn[e.fn];
+    Cause c = e.failures.size() == 1 && e.failures[0].entry < 0 ? Cause{"re-created", "", "", "", e.failures[0].hint}
+                                                                : cause_of(e.failures);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const CauseGroup& g) { return g.cause.key == c.key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), CauseGroup{c, {}, 0});
+    if (!c.value.empty() && c.has_value) it->values.push_back(c.value);
+    it->count++;
+  }
+  std::string out;
+  for (const std::string& f : order) {
+    const auto& groups = by_fn[f];
+    size_t total = 0;
+    for (const CauseGroup& g : groups) total += g.count;
+    auto because = [](const CauseGroup& g) {
+      if (g.cause.key == "re-created") return std::string("the compiled function was created anew");
+      std::string s = g.cause.key;
+      if (!g.values.empty()) {
+        std::string vals;
+        for (size_t i = 0; i < g.values.size(); ++i) vals += (i ? ", " : "") + g.values[i];
+        s += fmt::format(" took {} {}", g.values.size() == 1 ? "the value" : "the values", vals);
+      }
+      std::string ctx;
+      if (!g.cause.first.empty() && g.cause.has_value) ctx += "first traced with " + g.cause.first;
+      if (!g.cause.where.empty() && g.cause.key.find(" at " + g.cause.where) == std::string::npos)
+        ctx += (ctx.empty() ? "" : "; ") + std::string(g.cause.key[0] == '`' ? "used at " : "at ") + g.cause.where;
+      return ctx.empty() ? s : s + " (" + ctx + ")";
+    };
+    auto recompiles = [](size_t n) { return fmt::format("{} recompile{}", n, n == 1 ? "" : "s"); };
+    if (groups.size() == 1) {
+      out += fmt::format("{}: {}, {}because {}\n", f, recompiles(total), total > 1 ? "all " : "", because(groups[0]));
+      if (!groups[0].cause.hint.empty()) out += "  hint: " + groups[0].cause.hint + "\n";
+    } else {
+      out += fmt::format("{}: {} from {} causes\n", f, recompiles(total), groups.size());
+      for (const CauseGroup& g : groups) {
+        out += fmt::format("  {} because {}\n", recompiles(g.count), because(g));
+        if (!g.cause.hint.empty()) out += "    hint: " + g.cause.hint + "\n";
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::string why_recompile_text(const std::string& fn) {
   check_function(fn);
-  std::string out;
+  std::string out = cause_summary(fn);
+  if (!out.empty()) out += "\n";
   for (const Event& e : query::events()) {
     if (e.kind != EventKind::Recompile || (!fn.empty() && e.fn != fn)) continue;
     auto f = query::find_function(e.fn);
@@ -200,6 +259,7 @@ std::string why_recompile_text(const std::string& fn) {
       if (!g.expected.empty() || !g.actual.empty())
         out += fmt::format(": expected {}, actual {}", g.expected, g.actual);
       out += "\n";
+      if (!g.cause_name.empty()) out += "      because " + g.cause() + "\n";
       if (g.where.top().known())
         out += fmt::format("      at {}{}\n", where_of(g.where), text.empty() ? "" : "  " + text);
       if (!g.hint.empty()) out += fmt::format("      hint: {}\n", g.hint);
@@ -253,11 +313,19 @@ std::string stats_text() {
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
     int recompiles = 0;
+    std::set<std::string> causes;
     for (const Event& e : query::events())
-      if (e.kind == EventKind::Recompile && e.fn == f->name()) ++recompiles;
+      if (e.kind == EventKind::Recompile && e.fn == f->name()) {
+        ++recompiles;
+        causes.insert(cause_of(e.failures).key);
+      }
     std::string flag;
     if (f->fallen_back())
       flag = "fell back to eager: cache_limit reached (see :events fallback " + f->name() + ")";
+    else if (recompiles >= 2 && causes.size() == 1 && !causes.begin()->empty())
+      // A storm with one root cause: the one thing to fix.
+      flag =
+          fmt::format("{} recompiles, one cause: {} (see :why-recompile {})", recompiles, *causes.begin(), f->name());
     else if (recompiles >= 2 && recompiles * 2 >= f->calls)
       flag = "recompiles often: see :why-recompile " + f->name();
     rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), std::to_string(hits),

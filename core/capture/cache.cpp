@@ -55,9 +55,8 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
         if (first_use[i] < 0) first_use[i] = static_cast<int>(k);
     for (int id : g.inputs) {
       const Value& v = g.values[id];
-      std::string label = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
       std::string line =
-          fmt::format("tensor_input: {} %{} is {} with strides {}, requires_grad={}", label, id,
+          fmt::format("tensor_input: {} is %{} {} with strides {}, requires_grad={}", input_label(g, id), id,
                       meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
       if (first_use[id] >= 0) line += "  # " + g.nodes[first_use[id]].where.str();
       out.push_back(line);
@@ -65,11 +64,21 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
     if (g.inputs.size() > 1)
       out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
                                 g.inputs.size(), j, g.nodes.empty() ? std::string() : g.nodes.front().where.str()));
-    for (const Node& n : g.nodes) {
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const Node& n = g.nodes[k];
       std::string a = format_attrs(n.op, n.attrs);
       bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) ||
                       n.op == OpId::clamp || n.op == OpId::full || n.op == OpId::arange;
-      if (constant) out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));
+      unsigned values = value_scalars(n.op, n.attrs);
+      const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+      // A float read at each call is guarded only to be a float (an int would change the dtype).
+      for (int f = 0; f < 3; ++f)
+        if (values >> f & 1)
+          out.push_back(fmt::format("scalar_input: {} of {} is a float, read at each call ({} when traced)  # {}",
+                                    scalar_label(g, static_cast<int>(k), f), op_name(n.op), format_scalar(*sc[f]),
+                                    n.where.str()));
+      if (constant && !values)
+        out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));
       out.push_back(fmt::format("op: {}", print_node(g, n)));
     }
     if (s.ends_in_break) {
@@ -133,6 +142,7 @@ void Capture::register_entry() {
   e.default_dtype = default_float_dtype();
   e.grad_enabled = grad_enabled_at_start_;
   e.observed = observed_;
+  if (namer_) e.values = namer_->values();
   if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));

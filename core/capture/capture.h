@@ -47,12 +47,35 @@ struct Segment {
   }
 };
 
+// A Python value the call can see by name, as text: for explaining what changed between calls.
+struct NamedValue {
+  std::string name;   // "steps", "opt.param_groups[0]['lr']"
+  std::string value;  // "3"
+  std::string where;  // its first use in the compiled function, "a.py:12", or ""
+  bool is_float = false;
+};
+
+// Names what enters a trace from outside as the user would write it (`model.fc.weight`,
+// `opt.param_groups[0]['lr']`). The binding layer installs one for each call; the engine asks
+// only while recording or explaining a failure, so a replayed call pays nothing for names.
+class SourceNamer {
+ public:
+  virtual ~SourceNamer() = default;
+  virtual bool tensor(const Tensor& t, InputKind* kind, std::string* name) = 0;
+  // The expression the number `s` of the op being issued came from; false for a literal or
+  // when unknown.
+  virtual bool scalar(const Scalar& s, InputKind* kind, std::string* name) = 0;
+  // The plain Python values (numbers, bools, strings) the call can see by name.
+  virtual std::vector<NamedValue> values() = 0;
+};
+
 // A cache entry: one trace. Entries that share a prefix share its Segment objects (a trace tree).
 struct Entry {
   std::vector<std::shared_ptr<Segment>> segments;
   // What Python saw at each graph break of this trace (segments are shared, observations are not).
   std::vector<Observation> observed;
   std::vector<std::string> graph_ids;    // "fn[e].k" of each segment, as the log lists them
+  std::vector<NamedValue> values;        // the Python values the traced call saw
   DType default_dtype = DType::Float32;  // global state the trace depends on
   bool grad_enabled = true;
   int64_t hits = 0;
@@ -174,6 +197,8 @@ class Capture {
 
   // Tags a tensor entering the graph (an argument, a parameter) for printing and guards.
   void name_input(const Tensor& t, InputKind kind, const std::string& name);
+  // Who names what this call did not tag itself; lives until the region ends (nullptr: nobody).
+  void set_namer(SourceNamer* n) { namer_ = n; }
 
   Tensor record(OpId op, std::span<const Tensor> in, const Attrs& a);
   std::pair<Tensor, Tensor> record2(OpId op, std::span<const Tensor> in, const Attrs& a);
@@ -271,6 +296,11 @@ class Capture {
   LazyList lazies_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
+  SourceNamer* namer_ = nullptr;
+  // The source of a tensor entering the graph: tagged, else asked of the namer.
+  void source_of(const Tensor& t, InputKind* kind, std::string* name);
+  // Why each failed entry failed, in the Python values that changed since it was traced.
+  void explain_causes();
   std::vector<Storage*> pending_;            // storages with recorded writes not yet run
   std::vector<Observation> observed_;        // what Python saw at each break of this call
   std::unordered_map<int, int64_t> writes_;  // root value of the current segment -> in-place writes
@@ -288,9 +318,9 @@ class Capture {
   std::vector<int> candidates_;
   int node_k_ = 0;             // ops matched in the current segment
   std::vector<Tensor> bound_;  // value id -> tensor bound to a graph input of the cached segment
-  std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rng_;  // node -> (seed, offset) of this call
-  int last_failed_ = -1;                                            // the entry that matched longest
-  int recompile_event_ = -1;  // index in the log of the recompile this call emitted
+  NodePatches patches_;        // per node: this call's generator state and float constants
+  int last_failed_ = -1;       // the entry that matched longest
+  int recompile_event_ = -1;   // index in the log of the recompile this call emitted
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   bool grad_enabled_at_start_ = true;

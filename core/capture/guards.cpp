@@ -13,6 +13,13 @@ std::string_view guard_kind_name(GuardKind k) {
   return kNames[static_cast<int>(k)];
 }
 
+std::string GuardFailure::cause() const {
+  if (cause_name.empty()) return {};
+  std::string s = fmt::format("`{}` changed from {} to {}", cause_name, cause_old, cause_new);
+  if (!cause_where.empty()) s += " (used at " + cause_where + ")";
+  return s;
+}
+
 std::string GuardFailure::str() const {
   std::string s = what;
   if (!expected.empty() || !actual.empty()) s += fmt::format(", expected {}, actual {}", expected, actual);
@@ -22,31 +29,67 @@ std::string GuardFailure::str() const {
     s += fmt::format(" at {}", top.str());
     if (!text.empty()) s += fmt::format(" `{}`", text);
   }
+  // Named already ("constant 'k' (argument) of mul changed"): the values say the rest.
+  if (!cause_name.empty() && what.find("'" + cause_name + "'") == std::string::npos) s += "; because " + cause();
   if (!hint.empty()) s += "; hint: " + hint;
   return s;
 }
 
+Cause cause_of(const std::vector<GuardFailure>& failures) {
+  Cause c;
+  if (failures.empty()) return c;
+  // A Python value that changed explains the others: each entry failed because of it.
+  for (const GuardFailure& f : failures)
+    if (!f.cause_name.empty()) {
+      c.key = "`" + f.cause_name + "`";
+      c.value = f.cause_new;
+      c.first = f.cause_old;
+      c.where = f.cause_where;
+      c.hint = f.kind == GuardKind::Constant
+                   ? "it is baked into the graph as a constant; pass it as a tensor (or a float) to reuse one graph"
+               : f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd || f.kind == GuardKind::Branch
+                   ? "it decides which ops run, so each value gets its own graph; keep it fixed, or move the "
+                     "Python control flow it drives out of the compiled function"
+                   : f.hint;
+      return c;
+    }
+  const GuardFailure& f = failures.front();  // the oldest entry: why the first trace does not fit
+  c.key = f.subject.empty() ? f.what : f.subject;
+  c.value = f.actual;
+  c.first = f.expected;
+  SourceLoc top = f.where.top();
+  if (top.known()) c.where = top.str();
+  c.hint = f.hint;
+  if (f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd || f.kind == GuardKind::Aliasing) {
+    c.key += " at " + c.where;  // the same words at another line is another cause
+    c.has_value = false;
+  }
+  return c;
+}
+
 namespace {
 std::string input_label(const Value& v) {
-  static const char* kinds[] = {"argument", "parameter", "global or closure", "from an earlier graph"};
   std::string name = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
-  return fmt::format("{} ({})", name, kinds[static_cast<int>(v.input_kind)]);
+  return fmt::format("{} ({})", name, input_kind_name(v.input_kind));
 }
 }  // namespace
 
 bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
   if (t.dtype() != traced.dtype) {
     f->what = input_label(traced) + " dtype";
+    f->subject = "the dtype of " + input_label(traced);
     f->expected = std::string(dtype_name(traced.dtype));
     f->actual = std::string(dtype_name(t.dtype()));
   } else if (t.ndim() != traced.shape.size()) {
     f->what = input_label(traced) + " number of dimensions";
+    f->subject = "the number of dimensions of " + input_label(traced);
     f->expected = std::to_string(traced.shape.size()) + " " + dims_str(traced.shape);
     f->actual = std::to_string(t.ndim()) + " " + dims_str(t.shape());
   } else if (t.shape() != traced.shape) {
     int d = 0;
     while (t.shape()[d] == traced.shape[d]) ++d;
     f->what = fmt::format("{} size mismatch at dim {}", input_label(traced), d);
+    f->subject = fmt::format("dim {} of {}", d, input_label(traced));
     f->expected = std::to_string(traced.shape[d]);
     f->actual = std::to_string(t.shape()[d]);
     f->hint = fmt::format(
@@ -55,11 +98,13 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
         d);
   } else if (t.strides() != traced.strides) {
     f->what = input_label(traced) + " strides (memory layout)";
+    f->subject = "the strides of " + input_label(traced);
     f->expected = dims_str(traced.strides);
     f->actual = dims_str(t.strides());
     f->hint = "pass tensors with the same layout, e.g. call .contiguous() before the compiled function";
   } else if (t.impl()->requires_grad_ != traced.requires_grad) {
     f->what = input_label(traced) + " requires_grad";
+    f->subject = "requires_grad of " + input_label(traced);
     f->expected = traced.requires_grad ? "True" : "False";
     f->actual = t.impl()->requires_grad_ ? "True" : "False";
   } else {
@@ -69,7 +114,7 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
   return false;
 }
 
-bool attrs_match(const Attrs& a, const Attrs& b) { return attrs_equal(a, b, false); }
+bool attrs_match(OpId op, const Attrs& traced, const Attrs& now) { return attrs_equal_but_values(op, traced, now); }
 
 void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure* f) {
   std::string name(op_name(op));
@@ -78,11 +123,20 @@ void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure*
     f->what = fmt::format("constant of {} changed", name);
     f->expected = format_scalar(x);
     f->actual = format_scalar(y);
-    f->hint = "a Python number is baked into the graph; pass it as a tensor to reuse one graph for all values";
+    f->hint = x.kind != y.kind ? "the number changed type (int, float, bool), which can change the result's dtype; "
+                                 "pass numbers of one type"
+              : x.kind == Scalar::Float
+                  ? "this float decides a shape or a range, so it is part of the graph"
+                  : "an int or bool is baked into the graph; pass it as a tensor to reuse one graph for all values";
   };
-  if (!same_scalar(traced.scalar, now.scalar)) return scalar_changed(traced.scalar, now.scalar);
-  if (!same_scalar(traced.scalar2, now.scalar2)) return scalar_changed(traced.scalar2, now.scalar2);
-  if (!same_scalar(traced.scalar3, now.scalar3)) return scalar_changed(traced.scalar3, now.scalar3);
+  // A float constant that is a graph input may take any float value; only its kind is guarded.
+  unsigned values = value_scalars(op, traced);
+  const Scalar* was[] = {&traced.scalar, &traced.scalar2, &traced.scalar3};
+  const Scalar* is[] = {&now.scalar, &now.scalar2, &now.scalar3};
+  for (int k = 0; k < 3; ++k) {
+    if ((values >> k & 1) && was[k]->kind == is[k]->kind) continue;
+    if (!same_scalar(*was[k], *is[k])) return scalar_changed(*was[k], *is[k]);
+  }
   f->kind = GuardKind::Op;
   f->what = fmt::format("arguments of {} changed", name);
   f->expected = format_attrs(op, traced);

@@ -18,15 +18,35 @@ struct GuardFailure {
   std::string expected, actual;
   SourceStack where;
   std::string hint;
-  std::string str() const;  // one line: what, expected vs actual, file:line and source, hint
+  // What changed, as the subject of a sentence: "dim 0 of tensor 'x' (argument)". Empty: `what`.
+  std::string subject;
+  // The Python value whose change explains the failure, when one changed since the entry was
+  // traced: `steps` went from 2 to 3 (its first use in the function: cause_where).
+  std::string cause_name, cause_old, cause_new, cause_where;
+  std::string cause() const;  // "`steps` changed from 2 to 3 (used at a.py:12)", or ""
+  std::string str() const;    // one line: what, expected vs actual, file:line and source, hint
 };
+
+// What one recompile is blamed on: the failures of its older entries reduced to one source (a
+// Python value that changed, a tensor property, a constant), so that a storm of recompiles can
+// be summarized as one cause that took several values.
+struct Cause {
+  std::string key;    // "`steps`", "tensor 'x' (argument) size at dim 0"; empty: none
+  std::string value;  // what it was this time: "5"
+  std::string first;  // what it was when the oldest entry was traced: "3"
+  std::string where;  // where it is used or checked: "a.py:12"
+  std::string hint;
+  bool has_value = true;  // false: what changed is the trace itself (an op, its end), not a value
+};
+Cause cause_of(const std::vector<GuardFailure>& failures);
 
 // The check of one tensor entering the graph against the input it was traced with: dtype, shape,
 // strides, requires_grad. Returns false and fills f on a mismatch.
 bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f);
 
-// Attributes equal for replay: everything but the random generator's state (a graph input).
-bool attrs_match(const Attrs& a, const Attrs& b);
+// Attributes equal for replay: everything but the graph's inputs among them, the random
+// generator's state and the float constants (value_scalars), whose kind alone must match.
+bool attrs_match(OpId op, const Attrs& traced, const Attrs& now);
 // Where two attribute sets differ, for an explanation: (what, expected, actual, is_constant).
 void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure* f);
 

@@ -43,18 +43,29 @@ void Capture::check_record(OpId op, std::span<const Tensor> in, const Attrs& a, 
 
 // ---- recording ----
 
+void Capture::source_of(const Tensor& t, InputKind* kind, std::string* name) {
+  *kind = segment_index_ > 0 ? InputKind::Materialized : InputKind::External;
+  name->clear();
+  auto n = names_.find(t.impl());
+  if (n != names_.end()) {
+    *kind = n->second.first;
+    *name = n->second.second;
+    return;
+  }
+  InputKind k;
+  if (namer_ && namer_->tensor(t, &k, name))
+    // A local variable holding a tensor an earlier segment computed is still that segment's value.
+    *kind = k == InputKind::Local && segment_index_ > 0 ? InputKind::Materialized : k;
+}
+
 int Capture::value_of(const Tensor& t) {
   TensorImpl* p = t.impl();
   if (p->capture_ == this) return p->lazy_value_;
   auto it = inputs_.find(p);
   if (it != inputs_.end()) return it->second;
-  InputKind kind = segment_index_ > 0 ? InputKind::Materialized : InputKind::External;
+  InputKind kind;
   std::string name;
-  auto n = names_.find(p);
-  if (n != names_.end()) {
-    kind = n->second.first;
-    name = n->second.second;
-  }
+  source_of(t, &kind, &name);
   int id = seg_.add_input(t, kind, std::move(name));
   inputs_.emplace(p, id);
   return id;
@@ -88,6 +99,17 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
     v.producer = k;
     seg_.values.push_back(std::move(v));
     n.outputs.push_back(static_cast<int>(seg_.values.size()) - 1);
+  }
+  if (unsigned values = value_scalars(op, a); values && namer_) {
+    const Scalar* sc[] = {&a.scalar, &a.scalar2, &a.scalar3};
+    for (int f = 0; f < 3; ++f)
+      if (values >> f & 1) {
+        ScalarInput si;
+        si.node = k;
+        si.field = f;
+        if (!namer_->scalar(*sc[f], &si.kind, &si.name)) si.name.clear();
+        seg_.scalar_inputs.push_back(std::move(si));
+      }
   }
   seg_.nodes.push_back(std::move(n));
   std::vector<Tensor> outs;

@@ -109,8 +109,13 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   for (size_t i = 0; i < in.size(); ++i)
     if (!operand(in[i], n.inputs[i])) return false;
   if (self && !operand(*self, n.target)) return false;
-  if (!attrs_match(n.attrs, a)) {
+  if (!attrs_match(op, n.attrs, a)) {
     explain_attrs(op, n.attrs, a, f);
+    // Name the number, when the namer can say where it came from ("constant `scale` of mul").
+    InputKind kind;
+    std::string name;
+    if (f->kind == GuardKind::Constant && namer_ && namer_->scalar(a.scalar, &kind, &name))
+      f->what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
     f->where = current_source();
     return false;
   }
@@ -163,7 +168,16 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
   };
   for (size_t i = 0; i < in.size(); ++i) bind(in[i], n.inputs[i]);
   if (self) bind(*self, n.target);
-  if (op_def(op).cls == OpClass::Random) rng_.push_back({node_k_, {a.seed, a.offset}});
+  bool random = op_def(op).cls == OpClass::Random;
+  if (unsigned values = value_scalars(op, a); random || values) {
+    NodePatch p;
+    p.node = node_k_;
+    p.rng = random;
+    p.seed = a.seed, p.offset = a.offset;
+    p.values = values;
+    p.scalar[0] = a.scalar, p.scalar[1] = a.scalar2, p.scalar[2] = a.scalar3;
+    patches_.push_back(p);
+  }
   ++node_k_;
   if (self) {
     bind_target(*self, n.outputs[0]);
@@ -180,6 +194,29 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
     make_lazy_outputs(g, n, out);
   }
   return true;
+}
+
+void Capture::explain_causes() {
+  if (!namer_ || failures_.empty()) return;
+  std::vector<NamedValue> now = namer_->values();
+  for (GuardFailure& f : failures_) {
+    if (f.kind == GuardKind::TensorInput || f.entry < 0 || f.entry >= fn_->num_entries()) continue;
+    // An int, bool or string that changed decides control flow or a constant; a float is an input
+    // of the graph and explains a failure only when nothing else changed.
+    const NamedValue* best = nullptr;
+    const NamedValue* was_best = nullptr;
+    for (const NamedValue& was : fn_->entries_[f.entry].values)
+      for (const NamedValue& v : now)
+        if (v.name == was.name && v.value != was.value && (!best || (best->is_float && !v.is_float))) {
+          best = &v;
+          was_best = &was;
+        }
+    if (!best) continue;
+    f.cause_name = best->name;
+    f.cause_old = was_best->value;
+    f.cause_new = best->value;
+    f.cause_where = best->where;
+  }
 }
 
 void Capture::switch_to_record() {
@@ -204,24 +241,21 @@ void Capture::switch_to_record() {
         Value& v = seg_.values[id];
         v.input = id < static_cast<int>(bound_.size()) ? bound_[id] : Tensor();
         assert(v.input.defined() && "a kept input was bound by the replayed prefix");
-        auto n = names_.find(v.input.impl());
-        if (n != names_.end()) {
-          v.input_kind = n->second.first;
-          v.input_name = n->second.second;
-        }
+        source_of(v.input, &v.input_kind, &v.input_name);
       }
-    for (auto& [k, rng] : rng_) {
-      seg_.nodes[k].attrs.seed = rng.first;
-      seg_.nodes[k].attrs.offset = rng.second;
-    }
+    for (const ScalarInput& si : g.scalar_inputs)
+      if (si.node < node_k_) seg_.scalar_inputs.push_back(si);
+    // The kept nodes carry this call's generator state and constants, as if it had recorded them.
+    for (const NodePatch& p : patches_) p.apply(&seg_.nodes[p.node].attrs);
   } else if (best_entry >= 0) {
     const Entry& best = fn_->entries_[best_entry];
     prefix_.assign(best.segments.begin(), best.segments.end());
   }
   candidates_.clear();
   bound_.clear();
-  rng_.clear();
+  patches_.clear();
   if (aborting) return;
+  explain_causes();
   for (const GuardFailure& f : failures_) {
     Event ev = event(EventKind::GuardFailure, f.entry, f.where);
     ev.reason = fmt::format("{}: {}", guard_kind_name(f.kind), f.str());

@@ -156,7 +156,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   std::vector<Tensor> slots;
   try {
     EagerScope eager;
-    RunInputs ri{&bound_, &rng_};
+    RunInputs ri{&bound_, &patches_};
     execute(s.graph, plan.get(), ri, &slots);
   } catch (...) {
     settle_failed_run(s.graph, slots);
@@ -167,7 +167,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   log.counters().execute_s += t2 - t1;
   adopt_live(s.graph, slots);
   inputs_.clear();
-  rng_.clear();
+  patches_.clear();
   ++segment_index_;
   node_k_ = 0;
   if (!is_end) size_bound();

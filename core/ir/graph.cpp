@@ -32,8 +32,35 @@ std::string meta_str(DType t, const Dims& shape) {
 }
 
 const char* input_kind_name(InputKind k) {
-  static constexpr const char* kNames[] = {"argument", "parameter", "global or closure", "from an earlier graph"};
+  static constexpr const char* kNames[] = {"argument",
+                                           "parameter",
+                                           "made outside, unnamed",
+                                           "from an earlier graph",
+                                           "global",
+                                           "closure",
+                                           "attribute",
+                                           "optimizer state",
+                                           "local"};
   return kNames[static_cast<int>(k)];
+}
+
+const char* input_kind_key(InputKind k) {
+  static constexpr const char* kKeys[] = {"argument", "parameter", "external",        "materialized", "global",
+                                          "closure",  "attribute", "optimizer_state", "local"};
+  return kKeys[static_cast<int>(k)];
+}
+
+std::string input_label(const Graph& g, int value) {
+  const Value& v = g.values[value];
+  std::string name = v.input_name.empty() ? fmt::format("tensor %{}", value) : "tensor '" + v.input_name + "'";
+  return fmt::format("{} ({})", name, input_kind_name(v.input_kind));
+}
+
+std::string scalar_label(const Graph& g, int node, int field) {
+  for (const ScalarInput& s : g.scalar_inputs)
+    if (s.node == node && s.field == field)
+      return s.name.empty() ? std::string("a literal") : fmt::format("'{}' ({})", s.name, input_kind_name(s.kind));
+  return "a number";
 }
 
 namespace {
@@ -83,6 +110,14 @@ std::string print_graph(const Graph& g, bool verbose) {
     const Value& v = g.values[id];
     std::string name = v.input_name.empty() ? std::string() : " '" + v.input_name + "'";
     s += fmt::format("%{} : {} = input{}  ({})\n", id, meta_str(v.dtype, v.shape), name, input_kind_name(v.input_kind));
+  }
+  // Float constants are read at each call: list them with the tensor inputs.
+  for (const ScalarInput& si : g.scalar_inputs) {
+    const Node& n = g.nodes[si.node];
+    const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+    if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || si.name.empty()) continue;
+    s += fmt::format("float input '{}'  ({}; read by %{} {}, {} when traced)\n", si.name, input_kind_name(si.kind),
+                     n.outputs[0], op_name(n.op), format_scalar(*sc[si.field]));
   }
   for (const Node& n : g.nodes) s += print_node(g, n, verbose) + "\n";
   s += "return (";

@@ -8,8 +8,19 @@
 
 namespace dyn {
 
-// Where a graph input came from, for printing and (later) guards.
-enum class InputKind : uint8_t { Argument, Parameter, External, Materialized };
+// Where a graph input came from, for printing and guards. External: from outside the function,
+// by no name the call can see; Materialized: computed by an earlier segment of the same call.
+enum class InputKind : uint8_t {
+  Argument,
+  Parameter,
+  External,
+  Materialized,
+  Global,
+  Closure,
+  Attribute,
+  OptimizerState,
+  Local
+};
 
 struct Value {
   DType dtype = DType::Float32;
@@ -34,11 +45,21 @@ struct Node {
   SourceStack where;
 };
 
+// A float constant that is an input of the graph (value_scalars): which node and field reads it,
+// and where the number came from.
+struct ScalarInput {
+  int node = -1;
+  int field = 0;  // 0: attrs.scalar, 1: scalar2, 2: scalar3
+  InputKind kind = InputKind::External;
+  std::string name;  // "w", "opt.param_groups[0]['lr']", "1 - beta1"; empty: a literal
+};
+
 struct Graph {
   std::vector<Value> values;
   std::vector<Node> nodes;
   std::vector<int> inputs;   // value ids, in order of first use
   std::vector<int> outputs;  // value ids the rest of the program still sees
+  std::vector<ScalarInput> scalar_inputs;
 
   int add_input(const Tensor& t, InputKind kind, std::string name);
   // Node count without inputs.
@@ -50,8 +71,14 @@ std::string print_graph(const Graph& g, bool verbose = false);
 std::string print_node(const Graph& g, const Node& n, bool verbose = false);
 // "f32[4, 8]"
 std::string meta_str(DType t, const Dims& shape);
-// "argument", "global or closure", ...: the words :graph and the pictures use for an input.
+// "argument", "global", ...: the words :graph and the pictures use for an input.
 const char* input_kind_name(InputKind k);
+// "argument", "optimizer_state": the same as one identifier, for the Python API and events.
+const char* input_kind_key(InputKind k);
+// "tensor 'model.fc.weight' (parameter)", "tensor %3 (from an earlier graph)": an input as guards name it.
+std::string input_label(const Graph& g, int value);
+// "'w' (argument)", "a literal": the source of a float input of node k, field f.
+std::string scalar_label(const Graph& g, int node, int field);
 // Checks SSA form, operand ranges and that each node's recorded outputs match re-inference.
 // Returns an empty string when the graph is well formed, else what is wrong.
 std::string verify_graph(const Graph& g);

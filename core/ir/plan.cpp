@@ -77,19 +77,39 @@ std::string print_plan(const Graph& g, const Plan& plan) {
   return out;
 }
 
+void NodePatch::apply(Attrs* a) const {
+  if (rng) a->seed = seed, a->offset = offset;
+  Scalar* s[] = {&a->scalar, &a->scalar2, &a->scalar3};
+  for (int k = 0; k < 3; ++k)
+    if (values >> k & 1) *s[k] = scalar[k];
+}
+
+bool NodePatch::differs(const Attrs& a) const {
+  const Scalar* s[] = {&a.scalar, &a.scalar2, &a.scalar3};
+  for (int k = 0; k < 3; ++k)
+    if ((values >> k & 1) && !same_scalar(scalar[k], *s[k])) return true;
+  return false;
+}
+
+const NodePatch* find_patch(const NodePatches* p, int k) {
+  if (p)
+    for (const NodePatch& x : *p)
+      if (x.node == k) return &x;
+  return nullptr;
+}
+
 namespace {
 void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<Tensor>& slots, const RunInputs& r) {
   const Node& n = g.nodes[k];
   const Attrs* attrs = &n.attrs;
   Attrs patched;
-  if (r.rng)
-    for (const auto& [node, state] : *r.rng)
-      if (node == k) {
-        patched = n.attrs;
-        patched.seed = state.first;
-        patched.offset = state.second;
-        attrs = &patched;
-      }
+  const NodePatch* p = find_patch(r.patches, k);
+  // Copying the attributes costs an allocation: only when the call's values differ.
+  if (p && (p->rng || p->differs(n.attrs))) {
+    patched = n.attrs;
+    p->apply(&patched);
+    attrs = &patched;
+  }
   std::vector<Tensor> in;
   in.reserve(n.inputs.size());
   for (int i : n.inputs) {
@@ -155,7 +175,7 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
       if (plan && plan->steps[i].kind == StepKind::Fused) {
-        if (!run_fused(*plan->steps[i].fused, slots))
+        if (!run_fused(*plan->steps[i].fused, slots, r.patches))
           for (int node : fused_nodes(*plan->steps[i].fused)) {
             k = node;
             run_node(g, k, &plan->remap, slots, r);

@@ -30,10 +30,25 @@ struct Step {
 const std::vector<int>& fused_nodes(const FusedLoop& f);
 // The values it writes out (read after it); its other nodes' values never leave its blocks.
 const std::vector<int>& fused_outputs(const FusedLoop& f);
+// What one node of a replayed call takes from the call instead of the recorded graph: its random
+// generator state, and the float constants that are inputs of the graph (value_scalars).
+struct NodePatch {
+  int node = -1;
+  bool rng = false;
+  uint64_t seed = 0, offset = 0;
+  unsigned values = 0;  // which of scalar, scalar2, scalar3 this call gives
+  Scalar scalar[3];
+  void apply(Attrs* a) const;
+  bool differs(const Attrs& a) const;  // a value this call gives is not a's
+};
+using NodePatches = std::vector<NodePatch>;
+// The patch of node k, or nullptr.
+const NodePatch* find_patch(const NodePatches* p, int k);
+
 // Runs a fused step: reads its inputs from slots and stores a tensor for each of its outputs.
 // False, having done nothing, when its in-place writes would overlap another operand's memory at
 // this call: the caller then runs its nodes one by one.
-bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots);
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches = nullptr);
 // "fused    %3 = mul(%0, %1); %4 = tanh(%3) -> %4 (block loop over f32[1024])"
 std::string print_fused(const Graph& g, const FusedLoop& f);
 
@@ -57,10 +72,10 @@ std::shared_ptr<Plan> compile_plan(const Graph& g);
 std::string print_plan(const Graph& g, const Plan& plan);
 
 // What a replayed call supplies instead of the recorded graph's own: its input tensors (by value
-// id) and its random generator state (by node index).
+// id), and per node its random generator state and float constants.
 struct RunInputs {
   const std::vector<Tensor>* bound = nullptr;
-  const std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>>* rng = nullptr;
+  const NodePatches* patches = nullptr;
 };
 
 // Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <climits>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.h"
@@ -182,6 +183,42 @@ bool attrs_equal(const Attrs& a, const Attrs& b, bool with_rng) {
     if (!rng || with_rng) same = same && same_field(x, y);
   });
   return same;
+}
+
+unsigned value_scalars(OpId op, const Attrs& a) {
+  unsigned m = 0;
+  if (op_def(op).cls == OpClass::Binary ? a.side != ScalarSide::None : op == OpId::full || op == OpId::layer_norm)
+    m = 1;
+  else if (op == OpId::clamp)
+    m = (a.has_lo ? 1u : 0u) | (a.has_hi ? 2u : 0u);
+  const Scalar* s[] = {&a.scalar, &a.scalar2, &a.scalar3};
+  for (int k = 0; k < 3; ++k)
+    if (s[k]->kind != Scalar::Float) m &= ~(1u << k);
+  return m;
+}
+
+bool attrs_equal_but_values(OpId op, const Attrs& traced, const Attrs& now) {
+  unsigned m = value_scalars(op, traced);
+  if (!m) return attrs_equal(traced, now, false);
+  const Scalar* a[] = {&traced.scalar, &traced.scalar2, &traced.scalar3};
+  const Scalar* b[] = {&now.scalar, &now.scalar2, &now.scalar3};
+  for (int k = 0; k < 3; ++k)
+    if ((m >> k & 1) ? a[k]->kind != b[k]->kind : !same_scalar(*a[k], *b[k])) return false;
+  bool same = true;
+  visit_attrs(traced, now, [&](const char*, const auto& x, const auto& y, bool rng) {
+    if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, Scalar>)
+      if (!rng) same = same && same_field(x, y);
+  });
+  return same;
+}
+
+unsigned changed_values(OpId op, const Attrs& traced, const Attrs& now) {
+  unsigned m = value_scalars(op, traced), changed = 0;
+  const Scalar* a[] = {&traced.scalar, &traced.scalar2, &traced.scalar3};
+  const Scalar* b[] = {&now.scalar, &now.scalar2, &now.scalar3};
+  for (int k = 0; k < 3; ++k)
+    if ((m >> k & 1) && !same_scalar(*a[k], *b[k])) changed |= 1u << k;
+  return changed;
 }
 
 namespace detail {

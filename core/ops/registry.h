@@ -121,6 +121,16 @@ void put_attrs(const Attrs& a, bool with_rng, std::string* key);
 bool same_scalar(const Scalar& a, const Scalar& b);
 // The same equality as put_attrs' keys, without building them.
 bool attrs_equal(const Attrs& a, const Attrs& b, bool with_rng);
+// Float constants that only enter arithmetic (a binary op's number, full's value, clamp's bounds,
+// layer_norm's eps) are inputs of a graph rather than part of it: a replayed call runs the cached
+// plan with its own values, so an lr schedule or a changing loss weight does not recompile. Bit k
+// set: field k of (scalar, scalar2, scalar3). Ints and bools stay constants (they decide dtypes
+// and may decide shapes), as does arange's range (it decides the shape).
+unsigned value_scalars(OpId op, const Attrs& a);
+// attrs_equal without the rng state, where the value scalars of `traced` compare by kind only.
+bool attrs_equal_but_values(OpId op, const Attrs& traced, const Attrs& now);
+// The value scalars of `now` that differ (bitwise) from `traced`'s, as a mask of value_scalars.
+unsigned changed_values(OpId op, const Attrs& traced, const Attrs& now);
 
 // dtype and geometry of one output; views also fill strides and offset.
 struct OutMeta {

@@ -95,9 +95,9 @@ std::string where_fields(const SourceStack& w) {
 std::string guard_json(const GuardFailure& g) {
   return fmt::format(
       "{{\"entry\": {}, \"guard\": {}, \"what\": {}, \"expected\": {}, \"actual\": {}, \"hint\": {}, \"text\": {}, "
-      "{}}}",
+      "\"cause\": {}, {}}}",
       g.entry, json_string(std::string(guard_kind_name(g.kind))), json_string(g.what), json_string(g.expected),
-      json_string(g.actual), json_string(g.hint), json_string(g.str()), where_fields(g.where));
+      json_string(g.actual), json_string(g.hint), json_string(g.str()), json_string(g.cause()), where_fields(g.where));
 }
 }  // namespace
 
@@ -118,6 +118,11 @@ std::string event_json(const Event& e) {
     s += "]";
     // The oldest entry's hint: it explains why the first trace does not fit.
     s += ", \"hint\": " + json_string(e.failures.empty() ? std::string() : e.failures.front().hint);
+    // The one source the recompile is blamed on (the summary of :why-recompile groups by its key).
+    Cause c = cause_of(e.failures);
+    s += fmt::format(", \"cause\": {{\"key\": {}, \"value\": {}, \"first\": {}, \"where\": {}, \"hint\": {}}}",
+                     json_string(c.key), json_string(c.value), json_string(c.first), json_string(c.where),
+                     json_string(c.hint));
   }
   return s + "}";
 }

@@ -98,18 +98,10 @@ class CompiledFunction:
         return self._state.name
 
     def __call__(self, *args, **kwargs):
-        params = None
-        if self._module is not None:
-            # Walking the module tree costs more than a small graph's replay: keep the list until a
-            # module anywhere gains, loses or replaces a parameter or child.
-            generation = _module_structure_generation()
-            if self.__dict__.get("_params_generation") != generation:
-                self.__dict__["_params"] = list(self._module.named_parameters())
-                self.__dict__["_params_generation"] = generation
-            params = self.__dict__["_params"]
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
-        if not _dyn._region_begin(self._state, args, kwargs, self._arg_names, params):
+        # Names of what enters the graph are looked up only when a call records (dyn/_sources.py).
+        if not _dyn._region_begin(self._state, args, kwargs, self):
             # Inside another region (inlined into its trace), or fallen back to eager.
             return run(*args, **kwargs)
         try:
@@ -148,16 +140,6 @@ class CompiledFunction:
 
 
 _registry = {}
-_generation = []  # dyn.nn's structure counter, looked up on first use (dyn.nn imports this module)
-
-
-def _module_structure_generation():
-    if not _generation:
-        from .nn.modules.module import _structure_generation
-        _generation.append(_structure_generation)
-    return _generation[0][0]
-
-
 def lookup(fn):
     """The CompiledFunction for a compiled function, its original function, its module, or its name."""
     if isinstance(fn, CompiledFunction):

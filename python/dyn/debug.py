@@ -60,7 +60,9 @@ class Node:
 class Graph:
     """A captured graph (one segment of one cache entry): id reads FN[ENTRY].SEGMENT."""
 
-    _FIELDS = ("id", "fn", "entry", "segment", "calls", "inputs")
+    # inputs: the tensors entering it, each with its source; scalar_inputs: the floats it reads at
+    # each call (node, op, kind, name, traced value)
+    _FIELDS = ("id", "fn", "entry", "segment", "calls", "inputs", "scalar_inputs")
 
     def __init__(self, d):
         for k in self._FIELDS:
@@ -122,7 +124,8 @@ class ExplainOutput:
         self.graph_count = len(graphs)
         self.graph_break_count = len(breaks)
         self.break_reasons = [
-            {"reason": b["reason"], "kind": b["break_kind"], "file": b["file"], "line": b["line"],
+            {"reason": b["reason"], "kind": b["break_kind"], "asked_for": b["details"], "file": b["file"],
+             "line": b["line"],
              "source": b["source"], "hint": b["hint"]}
             for b in breaks
         ]

@@ -3,9 +3,9 @@
 
 #include <cstring>
 
+#include "core/api/api.h"
 #include "core/capture/capture.h"
 #include "core/error.h"
-#include "core/api/api.h"
 
 using namespace dyn;
 
@@ -100,11 +100,12 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
     g.nodes.push_back(n);
     return n.outputs[0];
   };
-  int a = add_node(OpId::mul, {in}, Scalar::from_double(2));
-  int b = add_node(OpId::mul, {in}, Scalar::from_double(2));  // same as a
-  add_node(OpId::exp, {in}, Scalar{});                        // dead
-  int c = add_node(OpId::sub, {a}, Scalar::from_double(1));
-  int d = add_node(OpId::sub, {b}, Scalar::from_double(1));  // same as c once b is a
+  // Int constants: a float one is an input of the graph, read at each call (see the test below).
+  int a = add_node(OpId::mul, {in}, Scalar::from_int(2));
+  int b = add_node(OpId::mul, {in}, Scalar::from_int(2));  // same as a
+  add_node(OpId::exp, {in}, Scalar{});                     // dead
+  int c = add_node(OpId::sub, {a}, Scalar::from_int(1));
+  int d = add_node(OpId::sub, {b}, Scalar::from_int(1));  // same as c once b is a
   g.outputs = {c, d};
   EXPECT_EQ(verify_graph(g), "");
   auto plan = compile_plan(g);
@@ -116,6 +117,55 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   execute(g, plan.get(), RunInputs{}, &slots);
   EXPECT_EQ(slots[d].data<float>()[0], 1.0f);
   EXPECT_NE(slots[c].storage(), slots[d].storage());
+}
+
+TEST(Passes, FloatConstantsAreGraphInputsNeverMerged) {
+  // x * 2.0 twice: equal in the traced call, but a replayed call may bring two different numbers.
+  Graph g;
+  Tensor x = ops::full(Dims{4}, Scalar::from_int(3), DType::Float32);
+  int in = g.add_input(x, InputKind::Argument, "x");
+  for (int k = 0; k < 2; ++k) {
+    Node n;
+    n.op = OpId::mul;
+    n.inputs = {in};
+    n.attrs.scalar = Scalar::from_double(2.0);
+    n.attrs.side = ScalarSide::Rhs;
+    Value v;
+    v.shape = Dims{4};
+    v.strides = Dims{1};
+    v.producer = k;
+    g.values.push_back(v);
+    n.outputs = {static_cast<int>(g.values.size()) - 1};
+    g.nodes.push_back(n);
+  }
+  g.outputs = {1, 2};
+  EXPECT_EQ(value_scalars(OpId::mul, g.nodes[0].attrs), 1u);
+  auto plan = compile_plan(g);
+  EXPECT_EQ(plan->remap[2], 2);  // not merged into %1
+  // This call brings 5.0 for the second node: the plan runs with it.
+  NodePatches patches(1);
+  patches[0].node = 1;
+  patches[0].values = 1;
+  patches[0].scalar[0] = Scalar::from_double(5.0);
+  std::vector<Tensor> slots;
+  execute(g, plan.get(), RunInputs{nullptr, &patches}, &slots);
+  EXPECT_EQ(slots[1].data<float>()[3], 6.0f);
+  EXPECT_EQ(slots[2].data<float>()[3], 15.0f);
+  // An int constant stays a constant: part of the structure, compared by value.
+  Attrs i2;
+  i2.side = ScalarSide::Rhs;
+  i2.scalar = Scalar::from_int(2);
+  Attrs i3 = i2;
+  i3.scalar = Scalar::from_int(3);
+  EXPECT_EQ(value_scalars(OpId::mul, i2), 0u);
+  EXPECT_FALSE(attrs_equal_but_values(OpId::mul, i2, i3));
+  Attrs f3 = i2;
+  f3.scalar = Scalar::from_double(3.0);
+  Attrs f4 = f3;
+  f4.scalar = Scalar::from_double(-4.0);
+  EXPECT_TRUE(attrs_equal_but_values(OpId::mul, f3, f4));
+  EXPECT_FALSE(attrs_equal_but_values(OpId::mul, f3, i3));  // a float became an int: the dtype may change
+  EXPECT_EQ(changed_values(OpId::mul, f3, f4), 1u);
 }
 
 TEST(Verifier, ReportsUseBeforeDefinition) {

@@ -82,7 +82,7 @@ class TestIssueExample(Base):
         f = dyn.compile(scale_relu)
         dyn.manual_seed(0)
         xs = [dyn.randn(4, 8), dyn.randn(4, 8), dyn.randn(6, 8), dyn.randn(4, 8)]
-        for call, (x, s) in enumerate(zip(xs, (0.5, 0.5, 0.5, 0.7)), 1):
+        for call, (x, s) in enumerate(zip(xs, (2, 2, 2, 3)), 1):
             assert_same(self, scale_relu(x, s), f(x, s), f"call {call}")
         self.assertEqual(counts(), dict(calls=4, cache_hits=1, compiles=3, recompiles=2, guard_failures=3,
                                         fallbacks=0))
@@ -96,17 +96,20 @@ class TestIssueExample(Base):
         self.check_failure(a, scale_relu, "tensor_input", "4", "6", "# MUL",
                            what="tensor 'x' (argument) size mismatch at dim 0", hint="dim 0")
         b0, b1 = r2["failures"]
-        self.check_failure(b0, scale_relu, "constant", "0.5", "0.7", "# MUL", what="constant of mul changed",
-                           hint="pass it as a tensor")
+        self.check_failure(b0, scale_relu, "constant", "2", "3", "# MUL",
+                           what="constant 'scale' (argument) of mul changed", hint="pass it as a tensor")
+        self.assertEqual(b0["cause"], f"`scale` changed from 2 to 3 (used at {os.path.basename(__file__)}:"
+                                      f"{line_of(scale_relu, '# MUL')})")
+        self.assertEqual((r2["cause"]["key"], r2["cause"]["value"], r2["cause"]["first"]), ("`scale`", "3", "2"))
         self.check_failure(b1, scale_relu, "tensor_input", "6", "4", "# MUL", entry=1)
         self.assertIn(r2["hint"], (b0["hint"], b1["hint"]))
         self.assertTrue(r2["hint"])
         self.assertEqual(len(dyn.debug.events("guard_failure", f)), 3)
         # every situation seen is now served by its entry: five hits of entry 1 coalesce into one event
         for _ in range(5):
-            f(dyn.randn(6, 8), 0.5)
-        f(dyn.randn(4, 8), 0.7)
-        f(dyn.randn(4, 8), 0.5)
+            f(dyn.randn(6, 8), 2)
+        f(dyn.randn(4, 8), 3)
+        f(dyn.randn(4, 8), 2)
         c = counts()
         self.assertEqual((c["compiles"], c["recompiles"], c["cache_hits"]), (3, 2, 8))
         self.assertEqual([(e["entry"], e["count"]) for e in dyn.debug.events("cache_hit", f)],
@@ -117,7 +120,8 @@ class TestIssueExample(Base):
         f = dyn.compile(scale_relu)
         f(randt(4, 8), 0.5)
         (g,) = dyn.debug.guards(f)
-        self.assertEqual([s.split(":")[0] for s in g], ["global_state", "tensor_input", "constant", "op", "op"])
+        self.assertEqual([s.split(":")[0] for s in g], ["global_state", "tensor_input", "scalar_input", "op", "op"])
+        self.assertIn("'scale' (argument) of mul is a float, read at each call (0.5 when traced)", g[2])
         for i, part in [(0, "float32"), (1, "tensor 'x'"), (1, "[4, 8]"), (1, "requires_grad=False"), (2, "0.5"),
                         (3, "mul"), (4, "relu")]:
             self.assertIn(part, g[i])
@@ -205,27 +209,44 @@ class TestOpAndConstant(Base):
                                 "`return x.exp()  # EXP`", "sin", "# SIN")
         self.assertIn("op 0", f["what"])
 
-    def test_python_float(self):
-        self.two_situations(scale_relu, lambda: (T1, 0.25), lambda: (T1, -3.5), "constant", "0.25", "-3.5",
-                            "# MUL", what="constant of mul", hint="pass it as a tensor")
+    def no_recompile(self, fn, calls):
+        """Every call of calls (argument tuples) served by the first entry, bitwise equal to eager."""
+        cf = dyn.compile(fn)
+        for i, a in enumerate(calls):
+            assert_same(self, fn(*a), cf(*a), f"call {i + 1} {a[1:]}")
+        c = counts()
+        self.assertEqual((c["compiles"], c["recompiles"], c["cache_hits"]), (1, 0, len(calls) - 1))
+        return cf
+
+    def test_python_float_is_a_graph_input(self):
+        # A float that only enters arithmetic is read at each call: one graph for every value.
+        cf = self.no_recompile(scale_relu, [(T1, 0.25), (T1, -3.5), (T1, 1e30), (T1, float("nan")), (T1, 0.25)])
+        (g,) = dyn.debug.graphs(cf)
+        self.assertEqual([(s["name"], s["kind"], s["op"]) for s in g.scalar_inputs], [("scale", "argument", "mul")])
+        self.assertIn("float input 'scale'  (argument; read by %", g.text())
 
     def test_python_int(self):
         ints = dyn.tensor([3, -4, 5])
         self.two_situations(scale_relu, lambda: (ints, 2), lambda: (ints, 3), "constant", "2", "3", "# MUL",
-                            what="constant of mul", hint="pass it as a tensor")
+                            what="constant 'scale' (argument) of mul changed", hint="pass it as a tensor")
 
-    def test_clamp_upper_bound(self):
-        self.two_situations(clamp_it, lambda: (T1, -0.5, 0.5), lambda: (T1, -0.5, 0.75), "constant", "0.5",
-                            "0.75", "# CLAMP", what="clamp")
+    def test_float_clamp_bounds_are_graph_inputs(self):
+        self.no_recompile(clamp_it, [(T1, -0.5, 0.5), (T1, -0.5, 0.75), (T1, -0.25, 0.5), (T1, 0.1, 0.2)])
 
-    def test_clamp_lower_bound(self):
-        self.two_situations(clamp_it, lambda: (T1, -0.5, 0.5), lambda: (T1, -0.25, 0.5), "constant", "-0.5",
-                            "-0.25", "# CLAMP", what="clamp")
+    def test_int_clamp_bound(self):
+        ints = dyn.tensor([3, -4, 5])
+        self.two_situations(clamp_it, lambda: (ints, -1, 2), lambda: (ints, -1, 3), "constant", "2", "3",
+                            "# CLAMP", what="clamp")
 
-    def test_negative_zero_is_another_constant(self):
-        # x * 0.0 and x * -0.0 differ in the sign bit of every result: one graph cannot serve both
-        self.two_situations(scale, lambda: (T1, 0.0), lambda: (T1, -0.0), "constant", "0.0", "-0.0",
-                            "# SCALE", what="constant of mul")
+    def test_negative_zero_is_read_at_each_call(self):
+        # x * 0.0 and x * -0.0 differ in the sign bit of every result; the graph reads the call's value.
+        cf = self.no_recompile(scale, [(T1, 0.0), (T1, -0.0), (T1, 0.0)])
+        self.assertEqual(str(cf(T1, -0.0).tolist()).count("-0.0"), T1.numel())
+
+    def test_float_changing_to_int_is_a_constant_change(self):
+        f = self.two_situations(scale, lambda: (T1, 2.0), lambda: (T1, 2), "constant", "2.0", "2", "# SCALE",
+                                what="constant 's' (argument) of mul changed", hint="changed type")
+        self.assertIn("int", f["hint"])
 
 
 def item_branch(x):
@@ -272,17 +293,26 @@ class TestBranchAndTraceEnd(Base):
     def test_each_entry_explained_by_its_own_branch(self):
         # entry 1 was traced on the False path: call 3 (False, s changed) fails it on the constant of sub
         cf = dyn.compile(bool_branch_scaled)
-        for call, (x, s) in enumerate([(POS, 1.0), (NEG, 1.0), (NEG, 2.0)], 1):
+        for call, (x, s) in enumerate([(POS, 1), (NEG, 1), (NEG, 2)], 1):
             assert_same(self, bool_branch_scaled(x, s), cf(x, s), f"call {call}")
         r1, r2 = dyn.debug.events("recompile", cf)
         self.check_failure(r1["failures"][0], bool_branch_scaled, "branch", "True", "False", "# BOOL2")
         f0, f1 = r2["failures"]
         self.check_failure(f0, bool_branch_scaled, "branch", "True", "False", "# BOOL2")
-        self.check_failure(f1, bool_branch_scaled, "constant", "1.0", "2.0", "# SUB", entry=1)
+        self.check_failure(f1, bool_branch_scaled, "constant", "1", "2", "# SUB", entry=1)
+        # a float s would be a graph input: the same calls then recompile only for the branch
+        dyn.debug.reset()
+        cf = dyn.compile(bool_branch_scaled)
+        for call, (x, s) in enumerate([(POS, 1.0), (NEG, 1.0), (NEG, 2.0), (POS, 3.0)], 1):
+            assert_same(self, bool_branch_scaled(x, s), cf(x, s), f"float call {call}")
+        self.assertEqual(counts()["recompiles"], 1)
 
     def test_trace_end_more_ops(self):
         f = self.two_situations(loop, lambda: (T1, 2), lambda: (T1, 3), "trace_end", "return", "mul", "# BODY")
         self.assertIn("after 2 ops", f["what"])
+        # the Python int that decided the loop count is named, with the line that uses it
+        uses = line_of(loop, "for _ in range(n)")
+        self.assertEqual(f["cause"], f"`n` changed from 2 to 3 (used at {os.path.basename(__file__)}:{uses})")
 
     def test_trace_end_fewer_ops(self):
         # expected the next mul of the loop, actual return; the failure must still carry its location
@@ -337,10 +367,11 @@ class TestGuardListing(Base):
         for e, g in enumerate(guards):
             kinds = [s.split(":")[0] for s in g]
             self.assertEqual(kinds[0], "global_state")
-            self.assertLessEqual(set(kinds), {"global_state", "tensor_input", "aliasing", "constant", "op", "branch"})
+            self.assertLessEqual(set(kinds), {"global_state", "tensor_input", "aliasing", "constant", "scalar_input",
+                                              "op", "branch"})
             (b,) = [s for s in g if s.startswith("branch:")]
             self.assertIn(tag, b)
-            self.assertIn("constant: add uses 1.0" if e == 0 else "constant: sub uses 1.0", "\n".join(g))
+            self.assertIn("of add is a float" if e == 0 else "of sub is a float", "\n".join(g))
             observed.append(("observed True" in b, "observed False" in b))
         # each entry lists the value Python observed when that entry was traced
         self.assertEqual(observed, [(True, False), (False, True)], guards)
@@ -350,7 +381,7 @@ class TestGuardListing(Base):
         pair(T1, T2)
         (g,) = dyn.debug.guards(pair)
         self.assertEqual([s.split(":")[0] for s in g],
-                         ["global_state", "tensor_input", "tensor_input", "aliasing", "constant", "op", "op"])
+                         ["global_state", "tensor_input", "tensor_input", "aliasing", "scalar_input", "op", "op"])
         tag = f"# {os.path.basename(__file__)}:{line_of(add_scaled, '# TWO_OPS')}"
         for s in g[1:]:
             self.assertIn(tag, s)
@@ -362,7 +393,7 @@ class TestCacheLimitAndRecreation(Base):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for i in range(12):
-                assert_same(self, scale_relu(T1, float(i)), cf(T1, float(i)), f"call {i + 1}")
+                assert_same(self, scale_relu(T1, i), cf(T1, i), f"call {i + 1}")
                 if i == 3:
                     events_at_fallback = len(dyn.debug.events(None, cf))
                     at_fallback = counts()
@@ -373,7 +404,7 @@ class TestCacheLimitAndRecreation(Base):
         (fb,) = dyn.debug.events("fallback", cf)
         msg = str(mine[0].message)
         self.assertIn("cache_limit=3", msg)
-        self.assertIn("constant of mul changed, expected 2.0, actual 3.0", msg)
+        self.assertIn("constant 'scale' (argument) of mul changed, expected 2, actual 3", msg)
         self.assertIn(fb["details"], msg)
         self.assertIn("cache_limit (3)", fb["reason"])
         self.assertEqual(fb["line"], line_of(scale_relu, "# MUL"))

@@ -50,7 +50,7 @@ class TestDot(unittest.TestCase):
     def test_dot_dir_writes_every_compiled_graph(self):
         self.assertEqual(sorted(self.dots["branchy"]),
                          ["explain(fn)[0].0.dot", "explain(fn)[0].1.dot", "fn[0].0.dot", "fn[1].0.dot", "fn[1].1.dot"])
-        self.assertEqual(sorted(self.dots["recompiles"]), ["f[0].0.dot", "f[1].0.dot", "f[2].0.dot", "g[0].0.dot"])
+        self.assertEqual(sorted(self.dots["recompiles"]), ["f[0].0.dot", "f[1].0.dot", "f[2].0.dot"])
 
     def test_golden_dot(self):
         for ex, files in self.dots.items():
@@ -139,9 +139,9 @@ class TestReport(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
         for section in ('id="summary"', 'id="functions"', 'id="breaks"', 'id="graphs"', "<nav>"):
             self.assertIn(section, text)
-        self.assertEqual(text.count("<svg"), 4)  # f[0].0, f[1].0, f[2].0, g[0].0
+        self.assertEqual(text.count("<svg"), 3)  # f[0].0, f[1].0, f[2].0
         self.assertIn("size mismatch at dim 0: expected 4, actual 6", text)
-        self.assertIn("constant of mul changed: expected 0.5, actual 0.7", text)
+        self.assertIn("because `steps` changed from 1 to 2", text)
         self.assertNotRegex(text, r'(src|href)="(https?:)?//')  # no network, no external assets
         self.assertNotIn("<script", text)
 

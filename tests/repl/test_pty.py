@@ -166,8 +166,8 @@ class PtyTest(unittest.TestCase):
     def test_script_then_prompt(self):
         r = self.start("scripts/examples/recompiles.py")  # on a TTY the REPL opens after the script
         out = r.expect(PROMPT)
-        self.assertIn(b"g: 1 cache entry for 3 different scales", out)
-        self.assertRegex(r.run(b":stats"), rb"calls 7  cache hits 3  compiles 4  recompiles 2")
+        self.assertIn(b"calls 4, cache hits 1, compiles 3, recompiles 2", out)
+        self.assertRegex(r.run(b":stats"), rb"calls 4  cache hits 1  compiles 3  recompiles 2")
         self.assertEqual(r.quit(), 0)
 
     def test_complete_command_name(self):
@@ -233,13 +233,13 @@ class PtyTest(unittest.TestCase):
         r = self.session("tests/repl/scenarios/lazy.py")
         r.run(b"n = 0")
         r.run(b"while True:", CONTINUATION)
-        r.run(b"    layer(dyn.ones(4, 8), 1.0)  # interrupted anywhere, in or out of the capture", CONTINUATION)
+        r.run(b"    layer(dyn.ones(4, 8), 1)  # interrupted anywhere, in or out of the capture", CONTINUATION)
         r.run(b"    n += 1", CONTINUATION)
         r.run(b"    if n == 1: print('spinning', flush=True)", CONTINUATION)
         r.run(b"", b"spinning\r\n")  # the loop runs
         self.assertIn(b"KeyboardInterrupt", r.keys(b"\x03", PROMPT))
         # the engine still works
-        self.assertIn(b"(True, 64.0)", r.run(b"n > 0, layer(dyn.ones(4, 8), 1.0).sum().item()"))
+        self.assertIn(b"(True, 64.0)", r.run(b"n > 0, layer(dyn.ones(4, 8), 1).sum().item()"))
         # no half-captured graph left behind
         self.assertRegex(r.run(b":graphs layer"), rb"ends with\r\nlayer\[0\]\.0 .*\r\nlayer\[1\]\.0 .*\r\ndynrepl> $")
         self.assertEqual(r.quit(), 0)
@@ -281,7 +281,7 @@ class PtyTest(unittest.TestCase):
         self.assertIn(b"(dyn.Size([6, 8]), 0.5)", r.run(b"x.shape, scale", STOPPED))
         r.keys(b"scal\t", b"scale")  # completion sees the user's locals
         r.keys(b"\x03", STOPPED)  # Ctrl-C at the stopped prompt: a fresh stopped prompt
-        self.assertIn(b"recompiles.py:15 in <module>", r.run(b":where", STOPPED))
+        self.assertIn(b"recompiles.py:18 in <module>", r.run(b":where", STOPPED))
         self.assertEqual(r.quit(), 0)  # Ctrl-D while stopped: exits cleanly, the script does not go on
         self.assertNotIn(b"g: 1 cache entry", r.seen)
 
@@ -292,7 +292,7 @@ class PtyTest(unittest.TestCase):
         r.expect(STOPPED)
         r.run(b":delete 1", STOPPED)
         out = r.run(b":continue")
-        self.assertIn(b"g: 1 cache entry for 3 different scales", out)
+        self.assertIn(b"calls 4, cache hits 1, compiles 3, recompiles 2", out)
         r.line(b":quit")
         self.assertEqual(r.wait(), 0)
 

@@ -37,9 +37,10 @@ std::vector<int> eliminate_common_subexpressions(const Graph& g, const std::vect
       order.push_back(static_cast<int>(k));
       continue;
     }
-    if (op_def(n.op).cls == OpClass::Random) {
-      // The generator state is an input of the graph, not a constant: two draws that look alike
-      // in the traced call may differ in the next one.
+    if (op_def(n.op).cls == OpClass::Random || value_scalars(n.op, n.attrs)) {
+      // The generator state and float constants are inputs of the graph, not constants: two
+      // draws (or two products with a number) that look alike in the traced call may differ in
+      // the next one.
       order.push_back(static_cast<int>(k));
       continue;
     }

@@ -282,7 +282,7 @@ bool overlap(const Storage* a, const Storage* b) {
 }
 
 template <typename T>
-bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
+bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches) {
   // A plan is shared by graphs of the same structure key, which includes every node's dtype; an
   // operand of another dtype here would be read as the wrong type, so run node by node instead.
   for (int v : f.inputs)
@@ -327,7 +327,10 @@ bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
       for (int side = 0; side < 2; ++side) {
         const FusedLoop::Operand& o = side ? f.code[i].b : f.code[i].a;
         if (o.from != FusedLoop::From::Scalar) continue;
-        T v = o.scalar.kind == Scalar::Float ? static_cast<T>(o.scalar.f) : static_cast<T>(o.scalar.i);
+        // A float constant is an input of the graph: this call's value, if it brought another.
+        const NodePatch* p = find_patch(patches, f.code[i].node);
+        const Scalar& sc = p && (p->values & 1) ? p->scalar[0] : o.scalar;
+        T v = sc.kind == Scalar::Float ? static_cast<T>(sc.f) : static_cast<T>(sc.i);
         std::fill_n(reg(f.inputs.size() + f.code.size() + 2 * i + side), bs, v);
       }
     std::vector<const T*> in(f.inputs.size()), val(f.code.size());
@@ -372,8 +375,8 @@ bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots) {
 
 }  // namespace
 
-bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots) {
-  return f.dtype == DType::Float64 ? run_typed<double>(f, slots) : run_typed<float>(f, slots);
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches) {
+  return f.dtype == DType::Float64 ? run_typed<double>(f, slots, patches) : run_typed<float>(f, slots, patches);
 }
 
 std::string print_fused(const Graph& g, const FusedLoop& f) {

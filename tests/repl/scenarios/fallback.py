@@ -1,4 +1,4 @@
-"""cache_limit=1 and a changing Python constant: the second call falls back to eager."""
+"""cache_limit=1 and a changing Python int (a constant of the graph): the second call falls back to eager."""
 import dyn
 
 
@@ -7,6 +7,6 @@ def small(x, k):
     return x * k
 
 
-for k in (1.0, 2.0, 3.0):
+for k in (1, 2, 3):
     r = small(dyn.ones(2), k)
 print(r)

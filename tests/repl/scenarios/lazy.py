@@ -9,10 +9,10 @@ import dyn
 @dyn.compile
 def layer(x, scale):
     y = x * 2
-    z = y * scale  # the constant guard fails here on the second call; y is still pending
+    z = y * scale  # an int constant: its guard fails here on the second call; y is still pending
     return z.relu()
 
 
-a = layer(dyn.ones(4, 8), 1.0)
-b = layer(dyn.ones(4, 8), 3.0)
+a = layer(dyn.ones(4, 8), 1)
+b = layer(dyn.ones(4, 8), 3)
 print("sums", a.sum().item(), b.sum().item())

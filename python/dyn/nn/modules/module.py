@@ -64,50 +64,6 @@ def _typename(value):
     return f"dyn.{type(value).__name__}" if isinstance(value, dyn.Tensor) else type(value).__name__
 
 
-# Bumped by every change to any module's parameters or children, so a compiled module can keep its
-# list of named parameters between calls instead of walking the module tree on each one.
-_structure_generation = [0]
-
-
-class _Members(OrderedDict):
-    """The _parameters / _modules dicts of a module: an OrderedDict that counts its changes."""
-
-    def __setitem__(self, key, value):
-        _structure_generation[0] += 1
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key):
-        _structure_generation[0] += 1
-        super().__delitem__(key)
-
-    def _changed(self, method, *args, **kwargs):
-        _structure_generation[0] += 1
-        return method(self, *args, **kwargs)
-
-    def clear(self):
-        return self._changed(OrderedDict.clear)
-
-    def pop(self, *args):
-        return self._changed(OrderedDict.pop, *args)
-
-    def popitem(self, last=True):
-        return self._changed(OrderedDict.popitem, last)
-
-    def update(self, *args, **kwargs):
-        return self._changed(OrderedDict.update, *args, **kwargs)
-
-    def setdefault(self, key, default=None):
-        return self._changed(OrderedDict.setdefault, key, default)
-
-    def move_to_end(self, key, last=True):
-        return self._changed(OrderedDict.move_to_end, key, last)
-
-
-def structure_generation():
-    """A number that changes whenever any module gains, loses or replaces a parameter or child."""
-    return _structure_generation[0]
-
-
 class Module:
     """Base class of models: Parameters, buffers and Modules assigned as attributes are registered."""
 
@@ -119,10 +75,10 @@ class Module:
                             "none (pass them to your subclass's __init__ instead)")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = _Members()
+        d["_parameters"] = OrderedDict()
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = _Members()
+        d["_modules"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_pre_hooks_with_kwargs"] = set()
         d["_forward_hooks"] = OrderedDict()

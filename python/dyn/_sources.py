@@ -1,0 +1,431 @@
+"""Sources: what a compiled call can see by name, written as the user would write it.
+
+The engine asks only while it records a trace or explains a recompile (never on a replayed call):
+which name a tensor entering the graph has (`x`, `batch['ids']`, `proj_weight`, `model.fc.weight`,
+`opt.state[model.fc.weight]['exp_avg']`), where a float that became a graph input came from
+(`w`, `opt.param_groups[0]['lr']`), and which plain Python values the call could see, so that a
+recompile can say which of them changed.
+"""
+import ast
+import dis
+import inspect
+import linecache
+import sys
+import types
+
+_package_dir = __file__.rsplit("/", 1)[0] + "/"
+_MAX_ITEMS = 64  # items of one list or dict looked into
+_MAX_VALUES = 256  # plain values kept for explaining a recompile
+
+_Tensor = None
+_Module = None
+_Optimizer = None
+
+
+def _types():
+    global _Tensor, _Module, _Optimizer
+    if _Tensor is None:
+        import dyn
+        from .nn.modules.module import Module
+        from .optim import Optimizer
+
+        _Tensor, _Module, _Optimizer = dyn.Tensor, Module, Optimizer
+
+
+def _is_number(v):
+    return isinstance(v, (bool, int, float))
+
+
+def _plain(v):
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+class _Walk:
+    """Collects (kind, name, tensor) and (kind, name, value) from the roots given, first name wins."""
+
+    def __init__(self):
+        _types()
+        self.tensors = []
+        self.values = []
+        self._seen = set()
+        self._index = {}  # id(tensor) -> its place in tensors
+        self.param_names = {}  # id(parameter) -> its name, for optimizer state keys
+
+    def walk(self, obj, name, kind, depth=0):
+        if isinstance(obj, _Tensor):
+            if id(obj) not in self._seen:
+                self._seen.add(id(obj))
+                self._index[id(obj)] = len(self.tensors)
+                self.tensors.append((kind, name, obj))
+            elif kind == "argument" and id(obj) in self._index:
+                # The same tensor passed twice: both names, as the call wrote them.
+                i = self._index[id(obj)]
+                k, n, t = self.tensors[i]
+                if k == "argument":
+                    self.tensors[i] = (k, f"{n} = {name}", t)
+            return
+        if _plain(obj):
+            if len(self.values) < _MAX_VALUES:
+                self.values.append((kind, name, obj))
+            return
+        if id(obj) in self._seen or depth > 24:
+            return
+        if isinstance(obj, _Module):
+            self._seen.add(id(obj))
+            self._module(obj, name, depth)
+        elif isinstance(obj, _Optimizer):
+            self._seen.add(id(obj))
+            self._optimizer(obj, name)
+        elif isinstance(obj, (list, tuple)) and depth < 3:
+            self._seen.add(id(obj))
+            for i, v in enumerate(obj[:_MAX_ITEMS]):
+                self.walk(v, f"{name}[{i}]", kind, depth + 1)
+        elif isinstance(obj, dict) and depth < 3:
+            self._seen.add(id(obj))
+            for i, (k, v) in enumerate(obj.items()):
+                if i >= _MAX_ITEMS:
+                    break
+                if _plain(k):
+                    self.walk(v, f"{name}[{k!r}]", kind, depth + 1)
+        elif depth < 2 and not isinstance(obj, (types.ModuleType, types.FunctionType, type, types.MethodType)):
+            # A plain object (a config, a dataclass): its public attributes.
+            d = getattr(obj, "__dict__", None)
+            if isinstance(d, dict):
+                self._seen.add(id(obj))
+                for k, v in list(d.items())[:_MAX_ITEMS]:
+                    if not k.startswith("_"):
+                        self.walk(v, f"{name}.{k}", "attribute" if kind in ("argument", "local") else kind, depth + 1)
+
+    def _module(self, m, name, depth):
+        d = m.__dict__
+        for k, p in d.get("_parameters", {}).items():
+            if p is not None:
+                self.param_names.setdefault(id(p), f"{name}.{k}")
+                self.walk(p, f"{name}.{k}", "parameter", depth + 1)
+        for k, b in d.get("_buffers", {}).items():
+            if b is not None:
+                self.walk(b, f"{name}.{k}", "attribute", depth + 1)
+        for k, v in d.items():
+            if k == "training" or not k.startswith("_"):
+                if isinstance(v, _Tensor) or _plain(v):
+                    self.walk(v, f"{name}.{k}", "attribute", depth + 1)
+        for k, c in d.get("_modules", {}).items():
+            if c is not None:
+                self.walk(c, f"{name}[{k}]" if k.isdigit() else f"{name}.{k}", "parameter", depth + 1)
+
+    def _optimizer(self, opt, name):
+        for i, g in enumerate(opt.param_groups):
+            for k, v in g.items():
+                if k == "params":
+                    continue
+                if _is_number(v):
+                    self.walk(v, f"{name}.param_groups[{i}][{k!r}]", "optimizer_state")
+                elif isinstance(v, tuple) and all(_is_number(x) for x in v):
+                    for j, x in enumerate(v):
+                        self.walk(x, f"{name}.param_groups[{i}][{k!r}][{j}]", "optimizer_state")
+        for p, st in list(opt.state.items())[:4096]:
+            pname = self.param_names.get(id(p), "<parameter>")
+            if isinstance(st, dict):
+                for k, v in st.items():
+                    if isinstance(v, _Tensor):
+                        self.walk(v, f"{name}.state[{pname}][{k!r}]", "optimizer_state")
+
+
+def _code_names(code, out, depth=0):
+    """Global and free names the code (and the functions defined in it) reads."""
+    out.update(code.co_names)
+    if depth < 3:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                _code_names(c, out, depth + 1)
+    return out
+
+
+_first_use = {}
+
+
+def _where_used(code, root):
+    """file:line of the first instruction of code (or the code defined in it) that loads root."""
+    key = (code, root)
+    if key in _first_use:
+        return _first_use[key]
+    where = ""
+    stack = [code]
+    while stack and not where:
+        c = stack.pop(0)
+        for ins in dis.get_instructions(c):
+            if ins.opname.startswith("LOAD_") and ins.argval == root and ins.positions and ins.positions.lineno:
+                where = f"{c.co_filename.rsplit('/', 1)[-1]}:{ins.positions.lineno}"
+                break
+        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    _first_use[key] = where
+    return where
+
+
+def _root_of(name):
+    for i, ch in enumerate(name):
+        if ch in ".[":
+            return name[:i]
+    return name
+
+
+class Sources:
+    """One compiled call's view of its sources; built on the engine's first question."""
+
+    def __init__(self, owner, args, kwargs, caller):
+        self.owner = owner
+        self.args = args
+        self.kwargs = kwargs
+        self.caller = caller  # the frame that called the compiled function
+        self._walk = None
+
+    def _collect(self):
+        if self._walk is not None:
+            return self._walk
+        w = _Walk()
+        owner = self.owner
+        fn = owner._fn
+        for name, v in self._arguments():
+            w.walk(v, name, "argument")
+        if owner._module is not None:
+            w.walk(owner._module, self._module_name(), "parameter")
+        code = getattr(fn, "__code__", None)
+        closure = getattr(fn, "__closure__", None)
+        if code is not None and closure:
+            for name, cell in zip(code.co_freevars, closure):
+                try:
+                    w.walk(cell.cell_contents, name, "closure")
+                except ValueError:  # an empty cell
+                    pass
+        glb = getattr(fn, "__globals__", None)
+        if code is not None and isinstance(glb, dict):
+            names = _code_names(code, set())
+            # The functions it calls, defined in the same module, read globals too.
+            for n in sorted(names):
+                v = glb.get(n)
+                if isinstance(v, types.FunctionType) and v.__globals__ is glb:
+                    _code_names(v.__code__, names, 1)
+            optimizers = []
+            for n in sorted(names):
+                if n in glb:
+                    v = glb[n]
+                    if isinstance(v, _Optimizer):
+                        optimizers.append((n, v))  # after the modules: state keys name parameters
+                    elif not isinstance(v, (types.ModuleType, types.FunctionType, type)):
+                        w.walk(v, n, "global")
+            for n, v in optimizers:
+                w.walk(v, n, "global")
+        self._walk = w
+        return w
+
+    def _arguments(self):
+        """(name, value) of every parameter of the function, defaults included, as the call bound them."""
+        try:
+            sig = inspect.signature(self.owner._fn)
+            bound = sig.bind(*self.args, **self.kwargs)
+            bound.apply_defaults()
+        except (TypeError, ValueError):
+            names = self.owner._arg_names
+            return [(names[i] if i < len(names) else f"args[{i}]", a) for i, a in enumerate(self.args)] + list(
+                self.kwargs.items())
+        out = []
+        for name, v in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                out.extend((f"{name}[{i}]", a) for i, a in enumerate(v))
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                out.extend(v.items())
+            else:
+                out.append((name, v))
+        return out
+
+    def _module_name(self):
+        """The name the caller has for the compiled module (`model`), else `self`."""
+        owner = self.owner
+        name = owner.__dict__.get("_root_name")
+        if name:
+            return name
+        f = self.caller
+        for scope in (f.f_locals, f.f_globals) if f is not None else ():
+            for k, v in scope.items():
+                if (v is owner._module or v is owner) and not k.startswith("_"):
+                    owner.__dict__["_root_name"] = k
+                    return k
+        return "self"
+
+    # ---- what the engine calls ----
+
+    def tensors(self):
+        return self._collect().tensors
+
+    def locals(self):
+        """Tensors held by the user's frames of this call, innermost first: a last resort."""
+        w = _Walk()
+        f = sys._getframe(1)
+        while f is not None and f is not self.caller:
+            if not f.f_code.co_filename.startswith(_package_dir):
+                locs, release = _frame_locals(f)
+                try:
+                    for k, v in list(locs.items()):
+                        w.walk(v, k, "local")
+                finally:
+                    del locs
+                    release()
+            f = f.f_back
+        return w.tensors
+
+    def values(self):
+        """(name, value text, first use, is float) of every plain value the call can see by name."""
+        code = getattr(self.owner._fn, "__code__", None)
+        out = []
+        for kind, name, v in self._collect().values:
+            where = _where_used(code, _root_of(name)) if code is not None else ""
+            out.append((name, repr(v), where, isinstance(v, float)))
+        return out
+
+    def scalar(self, value):
+        """(kind, name) of the number the op being issued got, or None for a literal or when unknown."""
+        f = sys._getframe(1)
+        library = f.f_code.co_filename.startswith(_package_dir)
+        text = _operand_text(f, value)
+        if text is not None and text[0] == "literal":
+            return None
+        if text is not None and not library:
+            return (_kind_of(f, text[1], self), text[1])
+        # Inside dyn (an optimizer, a functional): a user-visible source with this value.
+        for kind, name, v in self._collect().values:
+            if isinstance(v, float) and not isinstance(v, bool):
+                if v == value:
+                    return (kind, name)
+                if v == -value and v != 0:
+                    return (kind, "-" + name)
+        if text is not None:
+            return ("local", f"{text[1]} at {f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno}")
+        return None
+
+
+def _kind_of(frame, text, sources):
+    root = _root_of(text)
+    code = frame.f_code
+    if root in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return "argument" if code is getattr(sources.owner._fn, "__code__", None) else "local"
+    if root in code.co_freevars:
+        return "closure"
+    if root in code.co_varnames or root in code.co_cellvars:
+        return "local"
+    return "global"
+
+
+_operands = {}
+
+
+def _operand_exprs(code, lasti):
+    """The operand expressions of the call or operator at instruction lasti of code."""
+    key = (code, lasti)
+    if key in _operands:
+        return _operands[key]
+    exprs = []
+    try:
+        positions = list(code.co_positions())[lasti // 2]
+        line, end_line, col, end_col = positions
+        if None not in positions:
+            lines = [linecache.getline(code.co_filename, n) for n in range(line, end_line + 1)]
+            if len(lines) == 1:
+                seg = lines[0][col:end_col]
+            else:
+                seg = lines[0][col:] + "".join(lines[1:-1]) + lines[-1][:end_col]
+            try:
+                tree = ast.parse("(" + seg + ")", mode="eval").body
+            except SyntaxError:
+                tree = ast.parse(seg.strip()).body[0]
+            if isinstance(tree, ast.AugAssign):
+                exprs = [tree.value]
+            elif isinstance(tree, ast.BinOp):
+                exprs = [tree.left, tree.right]
+            elif isinstance(tree, ast.Compare):
+                exprs = [tree.left] + list(tree.comparators)
+            elif isinstance(tree, ast.Call):
+                exprs = list(tree.args) + [k.value for k in tree.keywords]
+            elif isinstance(tree, ast.UnaryOp):
+                exprs = [tree.operand]
+    except (SyntaxError, IndexError, ValueError, TypeError):
+        exprs = []
+    _operands[key] = exprs
+    return exprs
+
+
+def _frame_locals(frame):
+    """frame.f_locals, and a function that lets go of what reading it kept alive.
+
+    In Python 3.11 reading f_locals copies every local into a dict the frame keeps until the next
+    read: a lazy tensor held there stays alive, and a graph would compute it as an output. So the
+    tensors are taken out again (the next read of f_locals, by anyone, copies them afresh)."""
+    d = frame.f_locals
+
+    def release():
+        if frame.f_code.co_flags & inspect.CO_OPTIMIZED and d is not frame.f_globals:
+            for k in [k for k, v in d.items() if not _plain(v)]:
+                del d[k]
+
+    return d, release
+
+
+def _operand_text(frame, value):
+    """("name", text) of the operand of the current instruction whose value is `value`,
+    ("literal", text) when it is written as a number, or None."""
+    exprs = _operand_exprs(frame.f_code, frame.f_lasti)
+    if not exprs:
+        return None
+    locs, release = _frame_locals(frame)
+    try:
+        for e in exprs:
+            try:
+                v = _safe_eval(e, frame, locs)
+            except Exception:  # noqa: BLE001 - anything it cannot evaluate without side effects
+                continue
+            if _is_number(v) and v == value:
+                literal = isinstance(e, ast.Constant) or (
+                    isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant))
+                return ("literal" if literal else "name", ast.unparse(e))
+        return None
+    finally:
+        del locs
+        release()
+
+
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def _safe_eval(e, frame, locs):
+    """The value of a name, attribute, item or arithmetic on numbers: nothing that runs user code."""
+    if isinstance(e, ast.Constant):
+        return e.value
+    if isinstance(e, ast.Name):
+        if e.id in locs:
+            return locs[e.id]
+        if e.id in frame.f_globals:
+            return frame.f_globals[e.id]
+        raise LookupError(e.id)
+    if isinstance(e, ast.Attribute):
+        base = _safe_eval(e.value, frame, locs)
+        static = inspect.getattr_static(base, e.attr)
+        if isinstance(static, (property, types.FunctionType)) or hasattr(static, "__get__") and not _plain(static):
+            raise LookupError(e.attr)  # a property or method would run code
+        return getattr(base, e.attr)
+    if isinstance(e, ast.Subscript):
+        base = _safe_eval(e.value, frame, locs)
+        if not isinstance(base, (dict, list, tuple)):
+            raise LookupError("subscript")
+        return base[_safe_eval(e.slice, frame, locs)]
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        v = _safe_eval(e.operand, frame, locs)
+        if not _is_number(v):
+            raise TypeError
+        return -v if isinstance(e.op, ast.USub) else +v
+    if isinstance(e, ast.BinOp) and type(e.op) in _ARITH:
+        a, b = _safe_eval(e.left, frame, locs), _safe_eval(e.right, frame, locs)
+        if not (_is_number(a) and _is_number(b)):
+            raise TypeError
+        return _ARITH[type(e.op)](a, b)
+    raise LookupError(type(e).__name__)
