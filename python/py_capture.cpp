@@ -231,7 +231,7 @@ class PyNamer final : public SourceNamer {
 
  private:
   static InputKind kind_of(std::string_view k) {
-    for (int i = 0; i <= static_cast<int>(InputKind::Local); ++i)
+    for (int i = 0; i <= static_cast<int>(InputKind::Literal); ++i)
       if (k == input_kind_key(static_cast<InputKind>(i))) return static_cast<InputKind>(i);
     return InputKind::External;
   }

@@ -73,10 +73,15 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
       // A float read at each call is guarded only to be a float (an int would change the dtype).
       for (int f = 0; f < 3; ++f)
-        if (values >> f & 1)
-          out.push_back(fmt::format("scalar_input: {} of {} is a float, read at each call ({} when traced)  # {}",
-                                    scalar_label(g, static_cast<int>(k), f), op_name(n.op), format_scalar(*sc[f]),
-                                    n.where.str()));
+        if (values >> f & 1) {
+          std::string label = scalar_label(g, static_cast<int>(k), f);
+          if (label.rfind("the literal ", 0) == 0)  // its value is in the label and in the code
+            out.push_back(
+                fmt::format("scalar_input: {} of {}, read at each call  # {}", label, op_name(n.op), n.where.str()));
+          else
+            out.push_back(fmt::format("scalar_input: {} of {} is a float, read at each call ({} when traced)  # {}",
+                                      label, op_name(n.op), format_scalar(*sc[f]), n.where.str()));
+        }
       if (constant && !values)
         out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));
       out.push_back(fmt::format("op: {}", print_node(g, n)));

@@ -114,7 +114,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     // Name the number, when the namer can say where it came from ("constant `scale` of mul").
     InputKind kind;
     std::string name;
-    if (f->kind == GuardKind::Constant && namer_ && namer_->scalar(a.scalar, &kind, &name))
+    if (f->kind == GuardKind::Constant && namer_ && namer_->scalar(a.scalar, &kind, &name) &&
+        kind != InputKind::Literal)
       f->what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
     f->where = current_source();
     return false;

@@ -40,13 +40,14 @@ const char* input_kind_name(InputKind k) {
                                            "closure",
                                            "attribute",
                                            "optimizer state",
-                                           "local"};
+                                           "local",
+                                           "literal"};
   return kNames[static_cast<int>(k)];
 }
 
 const char* input_kind_key(InputKind k) {
   static constexpr const char* kKeys[] = {"argument", "parameter", "external",        "materialized", "global",
-                                          "closure",  "attribute", "optimizer_state", "local"};
+                                          "closure",  "attribute", "optimizer_state", "local",        "literal"};
   return kKeys[static_cast<int>(k)];
 }
 
@@ -59,8 +60,10 @@ std::string input_label(const Graph& g, int value) {
 std::string scalar_label(const Graph& g, int node, int field) {
   for (const ScalarInput& s : g.scalar_inputs)
     if (s.node == node && s.field == field)
-      return s.name.empty() ? std::string("a literal") : fmt::format("'{}' ({})", s.name, input_kind_name(s.kind));
-  return "a number";
+      return s.name.empty()                 ? std::string("an unnamed float")
+             : s.kind == InputKind::Literal ? "the literal " + s.name
+                                            : fmt::format("'{}' ({})", s.name, input_kind_name(s.kind));
+  return "an unnamed float";
 }
 
 namespace {
@@ -115,7 +118,7 @@ std::string print_graph(const Graph& g, bool verbose) {
   for (const ScalarInput& si : g.scalar_inputs) {
     const Node& n = g.nodes[si.node];
     const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
-    if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || si.name.empty()) continue;
+    if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || si.name.empty() || si.kind == InputKind::Literal) continue;
     s += fmt::format("float input '{}'  ({}; read by %{} {}, {} when traced)\n", si.name, input_kind_name(si.kind),
                      n.outputs[0], op_name(n.op), format_scalar(*sc[si.field]));
   }

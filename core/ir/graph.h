@@ -19,7 +19,8 @@ enum class InputKind : uint8_t {
   Closure,
   Attribute,
   OptimizerState,
-  Local
+  Local,
+  Literal  // a number written in the code (scalar inputs only)
 };
 
 struct Value {
@@ -51,7 +52,7 @@ struct ScalarInput {
   int node = -1;
   int field = 0;  // 0: attrs.scalar, 1: scalar2, 2: scalar3
   InputKind kind = InputKind::External;
-  std::string name;  // "w", "opt.param_groups[0]['lr']", "1 - beta1"; empty: a literal
+  std::string name;  // "w", "opt.param_groups[0]['lr']", "1 - beta1", "0.5" (Literal); empty: unknown
 };
 
 struct Graph {
@@ -77,7 +78,7 @@ const char* input_kind_name(InputKind k);
 const char* input_kind_key(InputKind k);
 // "tensor 'model.fc.weight' (parameter)", "tensor %3 (from an earlier graph)": an input as guards name it.
 std::string input_label(const Graph& g, int value);
-// "'w' (argument)", "a literal": the source of a float input of node k, field f.
+// "'w' (argument)", "the literal 0.5", "an unnamed float": the source of a float input of node k, field f.
 std::string scalar_label(const Graph& g, int node, int field);
 // Checks SSA form, operand ranges and that each node's recorded outputs match re-inference.
 // Returns an empty string when the graph is well formed, else what is wrong.

@@ -41,7 +41,7 @@ struct NodePatch {
   void apply(Attrs* a) const;
   bool differs(const Attrs& a) const;  // a value this call gives is not a's
 };
-using NodePatches = std::vector<NodePatch>;
+using NodePatches = std::vector<NodePatch>;  // sorted by node
 // The patch of node k, or nullptr.
 const NodePatch* find_patch(const NodePatches* p, int k);
 

@@ -284,24 +284,73 @@ class Sources:
         return out
 
     def scalar(self, value):
-        """(kind, name) of the number the op being issued got, or None for a literal or when unknown."""
+        """(kind, name) of the number the op being issued got: ("literal", "0.5") when the code
+        writes it as a number, None when nobody can tell (a constant of a backward formula)."""
         f = sys._getframe(1)
-        library = f.f_code.co_filename.startswith(_package_dir)
         text = _operand_text(f, value)
-        if text is not None and text[0] == "literal":
+        # A helper of dyn's passes the number on: the expression its caller wrote is the better name.
+        while text is not None and text[0] == "name" and _is_library(f) and text[1].isidentifier() \
+                and text[1] in f.f_code.co_varnames[:f.f_code.co_argcount] and _is_library(f.f_back):
+            up = _operand_text(f.f_back, value)
+            if up is None:
+                break
+            f, text = f.f_back, up
+        if text is None:
             return None
-        if text is not None and not library:
+        if text[0] == "literal":
+            return ("literal", text[1])
+        if not _is_library(f):
             return (_kind_of(f, text[1], self), text[1])
-        # Inside dyn (an optimizer, a functional): a user-visible source with this value.
-        for kind, name, v in self._collect().values:
-            if isinstance(v, float) and not isinstance(v, bool):
-                if v == value:
-                    return (kind, name)
-                if v == -value and v != 0:
-                    return (kind, "-" + name)
-        if text is not None:
-            return ("local", f"{text[1]} at {f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno}")
+        # Inside dyn (an optimizer, a functional): a hyperparameter read as it is, named by the
+        # user-visible path that holds this value, when exactly one does.
+        if _simple_access(text[1]):
+            matches = []
+            for k, n, v in self._collect().values:
+                if isinstance(v, float):
+                    if v == value:
+                        matches.append((k, n))
+                    elif v == -value and v != 0:
+                        matches.append((k, "-" + n))
+            if len(matches) > 1:  # the same value in several places: the one read by that key
+                key = _last_key(text[1])
+                matches = [m for m in matches if key and _last_key(m[1]) == key]
+            if len(matches) == 1:
+                return matches[0]
+        return ("local", f"{text[1]} in {f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno}")
+
+
+def _is_library(frame):
+    return frame is not None and frame.f_code.co_filename.startswith(_package_dir)
+
+
+def _simple_access(text):
+    """A name, attribute or item read as it is (`lr`, `-lr`, `g['eps']`), not arithmetic on it."""
+    try:
+        e = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    while isinstance(e, (ast.Attribute, ast.Subscript)):
+        e = e.value
+    return isinstance(e, ast.Name)
+
+
+def _last_key(text):
+    """The attribute or constant key an access ends with: `lr` for g['lr'] and opt.lr."""
+    try:
+        e = ast.parse(text, mode="eval").body
+    except SyntaxError:
         return None
+    if isinstance(e, ast.UnaryOp):
+        e = e.operand
+    if isinstance(e, ast.Name):
+        return e.id
+    if isinstance(e, ast.Attribute):
+        return e.attr
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant):
+        return e.slice.value
+    return None
 
 
 def _kind_of(frame, text, sources):
@@ -376,6 +425,11 @@ def _operand_text(frame, value):
     exprs = _operand_exprs(frame.f_code, frame.f_lasti)
     if not exprs:
         return None
+    # A number written in the code needs no look at the frame (the common case, and the cheap one).
+    for e in exprs:
+        c = e.operand if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) else e
+        if isinstance(c, ast.Constant) and _is_number(c.value) and (c.value if c is e else -c.value) == value:
+            return ("literal", ast.unparse(e))
     locs, release = _frame_locals(frame)
     try:
         for e in exprs:

@@ -1,0 +1,261 @@
+"""Sources: every value entering a trace is named as the user would write it, floats that only
+feed tensor arithmetic are graph inputs (an lr schedule runs on one graph), and every recompile is
+blamed on the one source that changed.
+
+Each scenario asserts the exact source text in the recompile event and in dyn.debug.guards, and
+that every compiled result is bitwise equal to eager mode.
+"""
+import os
+import unittest
+
+import dyn
+from compiletest import assert_same, copy_tensor, line_of, randt
+
+BASE = os.path.basename(__file__)
+
+
+def counts():
+    c = dyn.debug.counters()
+    return c["compiles"], c["recompiles"], c["cache_hits"]
+
+
+def one_failure(tc, cf):
+    (ev,) = dyn.debug.events("recompile", cf)
+    (f,) = ev["failures"]
+    return ev, f
+
+
+def input_names(cf, entry=0, segment=0):
+    g = [g for g in dyn.debug.graphs(cf) if g.entry == entry and g.segment == segment][0]
+    return {i["name"]: i["kind"] for i in g.inputs}
+
+
+proj_weight = randt(4, 4, seed=1)
+
+
+def project(x):
+    return x @ proj_weight  # GLOBAL
+
+
+def make_scaled(scale):
+    def scaled(x):
+        return x * scale  # CLOSURE
+    return scaled
+
+
+def pytree(batch, xs):
+    return batch["ids"] * xs[1]  # PYTREE
+
+
+def loop(x, steps):
+    for _ in range(steps):  # STEPS
+        x = x * 2.0
+    return x
+
+
+class Net(dyn.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = dyn.nn.ModuleList([dyn.nn.Linear(4, 4) for _ in range(3)])
+        self.register_buffer("scale", randt(4, seed=3))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return x * self.scale  # BUFFER
+
+
+class TestTensorSources(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_global(self):
+        global proj_weight
+        cf = dyn.compile(project)
+        x = randt(2, 4, seed=2)
+        assert_same(self, project(x), cf(x), "call 1")
+        self.assertEqual(input_names(cf), {"x": "argument", "proj_weight": "global"})
+        saved = proj_weight
+        try:
+            proj_weight = randt(4, 4, seed=5).t()  # another layout: the global's guard fails
+            assert_same(self, project(x), cf(x), "call 2")
+        finally:
+            proj_weight = saved
+        ev, f = one_failure(self, cf)
+        self.assertEqual(f["what"], "tensor 'proj_weight' (global) strides (memory layout)")
+        self.assertEqual(ev["cause"]["key"], "the strides of tensor 'proj_weight' (global)")
+        self.assertIn("tensor_input: tensor 'proj_weight' (global) is %1 f32[4, 4]", "\n".join(dyn.debug.guards(cf)[0]))
+
+    def test_closure_cell(self):
+        cf = dyn.compile(make_scaled(randt(4, seed=4)))
+        x = randt(2, 4, seed=2)
+        cf(x)
+        cf2 = dyn.compile(make_scaled(randt(3, 4, seed=4)))
+        assert_same(self, make_scaled(randt(3, 4, seed=4))(x[:1].expand(3, 4)), cf2(x[:1].expand(3, 4)), "closure")
+        self.assertEqual(input_names(cf), {"x": "argument", "scale": "closure"})
+        self.assertIn("tensor 'scale' (closure)", "\n".join(dyn.debug.guards(cf)[0]))
+
+    def test_pytree_paths(self):
+        cf = dyn.compile(pytree)
+        a, b, c = randt(3, seed=1), randt(3, seed=2), randt(3, seed=3)
+        assert_same(self, pytree({"ids": a}, [a, b]), cf({"ids": a}, [a, b]))
+        self.assertEqual(input_names(cf), {"batch['ids'] = xs[0]": "argument", "xs[1]": "argument"})
+        assert_same(self, pytree({"ids": c}, [a, randt(2, 3, seed=4)]), cf({"ids": c}, [a, randt(2, 3, seed=4)]))
+        ev = dyn.debug.events("recompile", cf)[-1]
+        self.assertIn("tensor 'xs[1]' (argument)", "\n".join(f["what"] for f in ev["failures"]))
+
+    def test_module_parameters_and_buffers_by_path(self):
+        dyn.manual_seed(0)
+        model = Net()
+        cf = dyn.compile(model)
+        x = randt(2, 4, seed=2)
+        assert_same(self, model(x), cf(x), "call 1")
+        names = input_names(cf)
+        self.assertEqual(names["model.layers[2].weight"], "parameter")
+        self.assertEqual(names["model.layers[0].bias"], "parameter")
+        self.assertEqual(names["model.scale"], "attribute")
+        model.layers[2].bias.requires_grad_(False)
+        assert_same(self, model(x), cf(x), "call 2")
+        ev, f = one_failure(self, cf)
+        self.assertEqual(f["what"], "tensor 'model.layers[2].bias' (parameter) requires_grad")
+        self.assertEqual(ev["cause"]["key"], "requires_grad of tensor 'model.layers[2].bias' (parameter)")
+        self.assertEqual(f["line"], line_of(Net.forward, "layer(x).relu()"))
+
+    def test_tensor_made_before_a_graph_break_is_named_by_its_local(self):
+        def two_parts(x):
+            h = x * 3
+            print(end="")  # not a break: nothing asked for a value
+            if h.sum() > 0:  # a break: h's graph runs
+                return h + 1
+            return h - 1
+        cf = dyn.compile(two_parts)
+        x = randt(5, seed=6)
+        assert_same(self, two_parts(x), cf(x))
+        second = [g for g in dyn.debug.graphs(cf) if g.segment == 1][0]
+        self.assertEqual([(i["name"], i["kind"]) for i in second.inputs], [("h", "materialized")])
+
+
+class TestScalarSources(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_int_argument_deciding_a_loop(self):
+        cf = dyn.compile(loop)
+        x = randt(3, seed=1)
+        for steps in (3, 5, 7, 9, 11, 5):
+            assert_same(self, loop(x, steps), cf(x, steps), f"steps={steps}")
+        self.assertEqual(counts(), (5, 4, 1))
+        uses = f"{BASE}:{line_of(loop, '# STEPS')}"
+        for ev, (old, new) in zip(dyn.debug.events("recompile", cf), [(3, 5), (3, 7), (3, 9), (3, 11)]):
+            self.assertEqual(ev["cause"]["key"], "`steps`")
+            self.assertEqual((ev["cause"]["first"], ev["cause"]["value"]), (str(old), str(new)))
+            self.assertEqual(ev["cause"]["where"], uses)
+            self.assertEqual(ev["failures"][0]["cause"], f"`steps` changed from {old} to {new} (used at {uses})")
+
+    def test_float_argument_is_a_named_graph_input(self):
+        def scale(x, w):
+            return x * w  # W
+        cf = dyn.compile(scale)
+        x = randt(4, seed=1)
+        for w in (0.5, 0.25, -3.0, 1e-30):
+            assert_same(self, scale(x, w), cf(x, w), f"w={w}")
+        self.assertEqual(counts(), (1, 0, 3))
+        (g,) = dyn.debug.graphs(cf)
+        self.assertEqual(g.scalar_inputs, [{"node": 1, "op": "mul", "kind": "argument", "name": "w", "traced": 0.5}])
+        lines = dyn.debug.guards(cf)[0]
+        self.assertIn(f"scalar_input: 'w' (argument) of mul is a float, read at each call (0.5 when traced)  "
+                      f"# {BASE}:{line_of(scale, '# W')}", "\n".join(lines))
+
+    def test_literal_is_not_named(self):
+        def half(x):
+            return x * 0.5
+        cf = dyn.compile(half)
+        cf(randt(3, seed=1))
+        (g,) = dyn.debug.graphs(cf)
+        self.assertEqual([(s["name"], s["kind"]) for s in g.scalar_inputs], [("0.5", "literal")])
+        self.assertIn("scalar_input: the literal 0.5 of mul, read at each call", "\n".join(dyn.debug.guards(cf)[0]))
+        self.assertNotIn("float input", g.text())  # only named numbers are listed with the inputs
+
+
+def make_training(opt_kind, seed=0):
+    dyn.manual_seed(seed)
+    model = dyn.nn.Sequential(dyn.nn.Linear(6, 8), dyn.nn.GELU(), dyn.nn.Linear(8, 3))
+    if opt_kind == "adamw":
+        opt = dyn.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    else:
+        opt = dyn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return model, opt
+
+
+class TestTrainingWithSchedules(unittest.TestCase):
+    """A compiled training step under lr schedules: one graph for every lr (and betas), one recompile
+    for the ragged last batch, parameters bitwise equal to an eager twin after every epoch."""
+
+    def setUp(self):
+        dyn.debug.reset()
+
+    def run_schedule(self, opt_kind, make_scheduler, epochs=4, batches=(8, 8, 8, 5)):
+        model, opt = make_training(opt_kind)
+        twin, twin_opt = make_training(opt_kind)
+        sched, twin_sched = make_scheduler(opt), make_scheduler(twin_opt)
+        loss_fn = dyn.nn.CrossEntropyLoss()
+
+        def step(m, o, x, y):
+            o.zero_grad()
+            loss = loss_fn(m(x), y)
+            loss.backward()
+            o.step()
+            return loss
+
+        train_step = dyn.compile(step)
+        data = [(randt(b, 6, seed=10 + i), dyn.randint(0, 3, (b,))) for i, b in enumerate(batches)]
+        lrs = []
+        for epoch in range(epochs):
+            for i, (x, y) in enumerate(data):
+                want = step(twin, twin_opt, copy_tensor(x), copy_tensor(y))
+                got = train_step(model, opt, x, y)
+                assert_same(self, want, got, f"epoch {epoch} batch {i} loss")
+                if per_batch(sched):
+                    sched.step()
+                    twin_sched.step()
+            lrs.append(opt.param_groups[0]["lr"])
+            if not per_batch(sched):
+                sched.step()
+                twin_sched.step()
+            for (n, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
+                assert_same(self, q, p, f"epoch {epoch} {n}")
+        self.assertEqual(len(set(lrs)), len(lrs), f"the lr changed every epoch: {lrs}")
+        return train_step
+
+    def check_one_recompile_for_the_ragged_batch(self, cf):
+        compiles, recompiles, hits = counts()
+        self.assertEqual(recompiles, 1, [e["failures"] for e in dyn.debug.events("recompile", cf)])
+        (ev,) = dyn.debug.events("recompile", cf)
+        self.assertEqual(ev["cause"]["key"], "dim 0 of tensor 'x' (argument)")
+        self.assertEqual((ev["cause"]["first"], ev["cause"]["value"]), ("8", "5"))
+
+    def test_adamw_with_lr_halved_per_epoch(self):
+        cf = self.run_schedule("adamw", lambda o: dyn.optim.lr_scheduler.StepLR(o, step_size=1, gamma=0.5))
+        self.check_one_recompile_for_the_ragged_batch(cf)
+        guards = "\n".join(dyn.debug.guards(cf)[0])
+        # the optimizer's state and hyperparameters are named by their path from the call's arguments
+        self.assertIn("tensor 'o.state[m[0].weight]['exp_avg']' (optimizer state)", guards)
+        self.assertIn("tensor 'm[2].bias' (parameter)", guards)
+        self.assertIn("'o.param_groups[0]['lr']' (optimizer state)", guards)
+
+    def test_sgd_momentum_with_cosine_annealing(self):
+        cf = self.run_schedule("sgd", lambda o: dyn.optim.lr_scheduler.CosineAnnealingLR(o, T_max=3))
+        self.check_one_recompile_for_the_ragged_batch(cf)
+        self.assertIn("'-o.param_groups[0]['lr']' (optimizer state) of mul", "\n".join(dyn.debug.guards(cf)[0]))
+
+    def test_adamw_with_one_cycle_changing_lr_and_betas_every_step(self):
+        cf = self.run_schedule("adamw", lambda o: dyn.optim.lr_scheduler.OneCycleLR(o, max_lr=0.05, total_steps=40))
+        self.check_one_recompile_for_the_ragged_batch(cf)
+
+
+def per_batch(sched):
+    return isinstance(sched, dyn.optim.lr_scheduler.OneCycleLR)
+
+
+if __name__ == "__main__":
+    unittest.main()
