@@ -278,12 +278,14 @@ const std::vector<Command>& commands() {
        CompleteWith::Functions, cmd_breaks},
       {"guards", "[FN]", "the guards of each cache entry, one per line",
        "For each cache entry of FN (or of every compiled function): every check a call must pass to be served by it "
-       "(tensor inputs, aliasing, ops, constants, observed branch values, global state), each with its source line.",
+       "(tensor inputs by source, aliasing, ops, int and bool constants, float inputs read at each call, observed "
+       "branch values, global state), each with its source line.",
        CompleteWith::Functions, cmd_guards},
-      {"why-recompile", "[FN]", "for each recompile: which guard each older entry failed",
-       "For each recompile: the function, the call that triggered it and the new entry, then one line per older "
-       "entry with the first guard it failed (kind, expected vs actual), the source line, and a hint when one is "
-       "known.",
+      {"why-recompile", "[FN]", "the recompiles grouped by cause, then which guard each older entry failed",
+       "First a summary per function: its recompiles grouped by cause (the Python value or tensor property that "
+       "changed, the values it took, where it is used, a hint). Then for each recompile: the call that triggered "
+       "it and the new entry, one line per older entry with the first guard it failed (kind, expected vs actual), "
+       "the source line, the Python value that changed since that entry was traced, and a hint when one is known.",
        CompleteWith::Functions, cmd_why},
       {"events", "[KIND] [FN]", "the event history, filterable",
        "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "
@@ -291,8 +293,8 @@ const std::vector<Command>& commands() {
        CompleteWith::EventKinds, cmd_events},
       {"stats", "", "counters, time split, and functions that recompile too often",
        "Calls, cache hits, compiles, recompiles, graph breaks, guard failures, fallbacks and graphs; time spent "
-       "tracing, replaying, compiling and executing; one line per compiled function, flagged when it recompiles "
-       "often or fell back to eager.",
+       "tracing, replaying, compiling and executing; one line per compiled function, flagged when its recompiles "
+       "share one cause, when it recompiles often, or when it fell back to eager.",
        CompleteWith::Nothing, cmd_stats},
       {"diff", "A B", "two graphs or two cache entries side by side",
        "A and B are graph ids (f[0].1) or cache entries (f[0]). Shows the guards that differ (entries) and, per "
