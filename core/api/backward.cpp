@@ -6,6 +6,7 @@
 
 #include "core/api/api.h"
 #include "core/autograd/autograd.h"
+#include "core/capture/capture.h"
 #include "core/error.h"
 
 namespace dyn {
@@ -90,8 +91,10 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     for (const Tensor& g : gout) any = any || g.defined();
     if (any && n->custom)
       n->custom(gout, &gin);
-    else if (any)
+    else if (any) {
+      DerivativeScope deriving(n->op);
       derivative_of(n->op).fn(*n, gout, &gin);
+    }
     for (size_t i = 0; i < n->next.size(); ++i) {
       const GradEdge& e = n->next[i];
       if (!e.node) continue;

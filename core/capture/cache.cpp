@@ -76,11 +76,10 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
         if (values >> f & 1) {
           std::string label = scalar_label(g, static_cast<int>(k), f);
           if (label.rfind("the literal ", 0) == 0)  // its value is in the label and in the code
-            out.push_back(
-                fmt::format("scalar_input: {} of {}, read at each call  # {}", label, op_name(n.op), n.where.str()));
+            out.push_back(fmt::format("scalar_input: {} reads {}  # {}", op_name(n.op), label, n.where.str()));
           else
-            out.push_back(fmt::format("scalar_input: {} of {} is a float, read at each call ({} when traced)  # {}",
-                                      label, op_name(n.op), format_scalar(*sc[f]), n.where.str()));
+            out.push_back(fmt::format("scalar_input: {} reads {}, a float read at each call ({} when traced)  # {}",
+                                      op_name(n.op), label, format_scalar(*sc[f]), n.where.str()));
         }
       if (constant && !values)
         out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));

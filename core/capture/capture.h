@@ -326,6 +326,22 @@ class Capture {
   bool grad_enabled_at_start_ = true;
 };
 
+// While a derivative formula issues its ops (backward() inside a region), the numbers it writes
+// (1/N of a mean, gelu's constants) are named after it rather than after the user's line.
+class DerivativeScope {
+ public:
+  explicit DerivativeScope(OpId op) : saved_(current_) { current_ = static_cast<int>(op); }
+  ~DerivativeScope() { current_ = saved_; }
+  DerivativeScope(const DerivativeScope&) = delete;
+  DerivativeScope& operator=(const DerivativeScope&) = delete;
+  // The op whose derivative is running, or -1.
+  static int current() { return current_; }
+
+ private:
+  int saved_;
+  static thread_local int current_;
+};
+
 // Ops run now while this lives, even inside a region: for host-side work on tensors whose data
 // is already there (printing, reading an index tensor) and for running plans.
 class EagerScope {

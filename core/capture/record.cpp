@@ -28,6 +28,8 @@
 
 namespace dyn {
 
+thread_local int DerivativeScope::current_ = -1;
+
 void Capture::check_record(OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self) {
   const OpDef& d = op_def(op);
   if (d.check_values) {
@@ -107,7 +109,13 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
         ScalarInput si;
         si.node = k;
         si.field = f;
-        if (!namer_->scalar(*sc[f], &si.kind, &si.name)) si.name.clear();
+        if (DerivativeScope::current() >= 0) {
+          si.kind = InputKind::Literal;
+          si.name = fmt::format("{} in the derivative of {}", format_scalar(*sc[f]),
+                                op_name(static_cast<OpId>(DerivativeScope::current())));
+        } else if (!namer_->scalar(*sc[f], &si.kind, &si.name)) {
+          si.name.clear();
+        }
         seg_.scalar_inputs.push_back(std::move(si));
       }
   }

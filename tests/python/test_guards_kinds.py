@@ -121,7 +121,7 @@ class TestIssueExample(Base):
         f(randt(4, 8), 0.5)
         (g,) = dyn.debug.guards(f)
         self.assertEqual([s.split(":")[0] for s in g], ["global_state", "tensor_input", "scalar_input", "op", "op"])
-        self.assertIn("'scale' (argument) of mul is a float, read at each call (0.5 when traced)", g[2])
+        self.assertIn("mul reads 'scale' (argument), a float read at each call (0.5 when traced)", g[2])
         for i, part in [(0, "float32"), (1, "tensor 'x'"), (1, "[4, 8]"), (1, "requires_grad=False"), (2, "0.5"),
                         (3, "mul"), (4, "relu")]:
             self.assertIn(part, g[i])
@@ -371,7 +371,7 @@ class TestGuardListing(Base):
                                               "op", "branch"})
             (b,) = [s for s in g if s.startswith("branch:")]
             self.assertIn(tag, b)
-            self.assertIn("of add is a float" if e == 0 else "of sub is a float", "\n".join(g))
+            self.assertIn("add reads 's' (argument), a float" if e == 0 else "sub reads 's' (argument), a float", "\n".join(g))
             observed.append(("observed True" in b, "observed False" in b))
         # each entry lists the value Python observed when that entry was traced
         self.assertEqual(observed, [(True, False), (False, True)], guards)

@@ -163,7 +163,7 @@ class TestScalarSources(unittest.TestCase):
         (g,) = dyn.debug.graphs(cf)
         self.assertEqual(g.scalar_inputs, [{"node": 1, "op": "mul", "kind": "argument", "name": "w", "traced": 0.5}])
         lines = dyn.debug.guards(cf)[0]
-        self.assertIn(f"scalar_input: 'w' (argument) of mul is a float, read at each call (0.5 when traced)  "
+        self.assertIn(f"scalar_input: mul reads 'w' (argument), a float read at each call (0.5 when traced)  "
                       f"# {BASE}:{line_of(scale, '# W')}", "\n".join(lines))
 
     def test_literal_is_not_named(self):
@@ -173,7 +173,7 @@ class TestScalarSources(unittest.TestCase):
         cf(randt(3, seed=1))
         (g,) = dyn.debug.graphs(cf)
         self.assertEqual([(s["name"], s["kind"]) for s in g.scalar_inputs], [("0.5", "literal")])
-        self.assertIn("scalar_input: the literal 0.5 of mul, read at each call", "\n".join(dyn.debug.guards(cf)[0]))
+        self.assertIn("scalar_input: mul reads the literal 0.5", "\n".join(dyn.debug.guards(cf)[0]))
         self.assertNotIn("float input", g.text())  # only named numbers are listed with the inputs
 
 
@@ -242,11 +242,16 @@ class TestTrainingWithSchedules(unittest.TestCase):
         self.assertIn("tensor 'o.state[m[0].weight]['exp_avg']' (optimizer state)", guards)
         self.assertIn("tensor 'm[2].bias' (parameter)", guards)
         self.assertIn("'o.param_groups[0]['lr']' (optimizer state)", guards)
+        # backward's own numbers are named after the derivative that wrote them
+        self.assertIn("div reads the literal 8.0 in the derivative of mean", guards)
+        # nothing anywhere in the entry is anonymous
+        for anonymous in ("unnamed", "made outside", "tensor %"):
+            self.assertNotIn(anonymous, guards)
 
     def test_sgd_momentum_with_cosine_annealing(self):
         cf = self.run_schedule("sgd", lambda o: dyn.optim.lr_scheduler.CosineAnnealingLR(o, T_max=3))
         self.check_one_recompile_for_the_ragged_batch(cf)
-        self.assertIn("'-o.param_groups[0]['lr']' (optimizer state) of mul", "\n".join(dyn.debug.guards(cf)[0]))
+        self.assertIn("mul reads '-o.param_groups[0]['lr']' (optimizer state)", "\n".join(dyn.debug.guards(cf)[0]))
 
     def test_adamw_with_one_cycle_changing_lr_and_betas_every_step(self):
         cf = self.run_schedule("adamw", lambda o: dyn.optim.lr_scheduler.OneCycleLR(o, max_lr=0.05, total_steps=40))
