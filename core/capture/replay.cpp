@@ -170,12 +170,19 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
   for (size_t i = 0; i < in.size(); ++i) bind(in[i], n.inputs[i]);
   if (self) bind(*self, n.target);
   bool random = op_def(op).cls == OpClass::Random;
-  if (unsigned values = value_scalars(op, a); random || values) {
+  unsigned values = value_scalars(op, a);
+  // A patch only when some candidate was traced with other numbers (an lr that moved): whichever
+  // candidate ends up running then reads this call's; the common replay needs none.
+  bool moved = false;
+  for (size_t i = 0; values && !moved && i < candidates_.size(); ++i)
+    moved =
+        changed_values(op, fn_->entries_[candidates_[i]].segments[segment_index_]->graph.nodes[node_k_].attrs, a) != 0;
+  if (random || moved) {
     NodePatch p;
     p.node = node_k_;
     p.rng = random;
     p.seed = a.seed, p.offset = a.offset;
-    p.values = values;
+    p.values = moved ? values : 0;
     p.scalar[0] = a.scalar, p.scalar[1] = a.scalar2, p.scalar[2] = a.scalar3;
     patches_.push_back(p);
   }
