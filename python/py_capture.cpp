@@ -160,41 +160,22 @@ class PyNamer final : public SourceNamer {
   bool tensor(const Tensor& t, InputKind* kind, std::string* name) override {
     if (!build()) return false;
     auto it = map_.find(t.impl());
-    if (it == map_.end()) {
-      // Not reachable from the call's arguments, module, closure or globals: a local of one of
-      // the user's frames (a tensor made before a graph break, an attribute of a local object).
-      // Not kept: a local may die and its address be reused by another tensor within the call.
-      PyObject* list = PyObject_CallMethod(sources_, "locals", nullptr);
-      bool found = false;
-      if (list && PyList_Check(list))
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && !found; ++i) {
-          PyObject* e = PyList_GET_ITEM(list, i);
-          if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 3 || !is_tensor(PyTuple_GET_ITEM(e, 2)) ||
-              unwrap(PyTuple_GET_ITEM(e, 2)).impl() != t.impl())
-            continue;
-          const char* k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 0));
-          const char* n = PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 1));
-          if (k && n) {
-            *kind = kind_of(k);
-            *name = n;
-            found = true;
-          }
-        }
-      Py_XDECREF(list);
-      PyErr_Clear();
-      return found;
-    }
+    // Not reachable from the call's arguments, module, closure or globals: the engine names a
+    // tensor an earlier segment computed by its value. (The user's frames' locals are not read:
+    // on Python 3.11 that copies them into a dict the frame keeps.)
+    if (it == map_.end()) return false;
     *kind = it->second.first;
     *name = it->second.second;
     return true;
   }
 
-  bool scalar(const Scalar& s, InputKind* kind, std::string* name) override {
+  bool scalar(const Scalar& s, ScalarSide side, InputKind* kind, std::string* name) override {
     if (!build()) return false;
     PyObject* v = s.kind == Scalar::Float  ? PyFloat_FromDouble(s.f)
                   : s.kind == Scalar::Bool ? PyBool_FromLong(s.i != 0)
                                            : PyLong_FromLongLong(s.i);
-    PyObject* r = v ? PyObject_CallMethod(sources_, "scalar", "O", v) : nullptr;
+    const char* where = side == ScalarSide::Rhs ? "rhs" : side == ScalarSide::Lhs ? "lhs" : "";
+    PyObject* r = v ? PyObject_CallMethod(sources_, "scalar", "Os", v, where) : nullptr;
     Py_XDECREF(v);
     bool ok = false;
     if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {

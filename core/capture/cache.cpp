@@ -146,7 +146,10 @@ void Capture::register_entry() {
   e.default_dtype = default_float_dtype();
   e.grad_enabled = grad_enabled_at_start_;
   e.observed = observed_;
-  if (namer_) e.values = namer_->values();
+  if (namer_) {
+    Naming naming(this);
+    e.values = namer_->values();
+  }
   if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));

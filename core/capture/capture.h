@@ -62,9 +62,9 @@ class SourceNamer {
  public:
   virtual ~SourceNamer() = default;
   virtual bool tensor(const Tensor& t, InputKind* kind, std::string* name) = 0;
-  // The expression the number `s` of the op being issued came from; false for a literal or
-  // when unknown.
-  virtual bool scalar(const Scalar& s, InputKind* kind, std::string* name) = 0;
+  // The expression the number `s` of the op being issued came from (side: where a binary
+  // operator has it); false when unknown.
+  virtual bool scalar(const Scalar& s, ScalarSide side, InputKind* kind, std::string* name) = 0;
   // The plain Python values (numbers, bools, strings) the call can see by name.
   virtual std::vector<NamedValue> values() = 0;
 };
@@ -297,6 +297,17 @@ class Capture {
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
   SourceNamer* namer_ = nullptr;
+  // While the namer runs: an op issued then (user code it ran) must not land mid-record.
+  bool naming_ = false;
+  struct Naming {
+    explicit Naming(Capture* c) : c_(c) { c_->naming_ = true; }
+    ~Naming() { c_->naming_ = false; }
+    Capture* c_;
+  };
+  void check_not_naming() const;
+  // What each earlier segment of this call computed, by the tensor that now holds it (and its
+  // storage, so that a new tensor at a freed address is not taken for it): "%7 of segment 0".
+  std::unordered_map<const TensorImpl*, std::pair<const Storage*, std::string>> computed_;
   // The source of a tensor entering the graph: tagged, else asked of the namer.
   void source_of(const Tensor& t, InputKind* kind, std::string* name);
   // Why each failed entry failed, in the Python values that changed since it was traced.

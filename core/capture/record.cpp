@@ -55,9 +55,22 @@ void Capture::source_of(const Tensor& t, InputKind* kind, std::string* name) {
     return;
   }
   InputKind k;
-  if (namer_ && namer_->tensor(t, &k, name))
-    // A local variable holding a tensor an earlier segment computed is still that segment's value.
-    *kind = k == InputKind::Local && segment_index_ > 0 ? InputKind::Materialized : k;
+  if (namer_) {
+    Naming naming(this);
+    if (namer_->tensor(t, &k, name)) {
+      *kind = k;
+      return;
+    }
+  }
+  auto c = computed_.find(t.impl());
+  if (c != computed_.end() && c->second.first == t.impl()->storage_) *name = c->second.second;
+}
+
+void Capture::check_not_naming() const {
+  if (naming_)
+    fail(ErrorKind::Runtime,
+         "a dyn op ran while the compiled function's sources were being named (user code reached from an "
+         "attribute or item); the op was not recorded");
 }
 
 int Capture::value_of(const Tensor& t) {
@@ -113,7 +126,8 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
           si.kind = InputKind::Literal;
           si.name = fmt::format("{} in the derivative of {}", format_scalar(*sc[f]),
                                 op_name(static_cast<OpId>(DerivativeScope::current())));
-        } else if (!namer_->scalar(*sc[f], &si.kind, &si.name)) {
+        } else if (Naming naming(this);
+                   !namer_->scalar(*sc[f], f == 0 ? a.side : ScalarSide::None, &si.kind, &si.name)) {
           si.name.clear();
         }
         seg_.scalar_inputs.push_back(std::move(si));
@@ -161,6 +175,7 @@ void Capture::bind_target(Tensor& self, int value) {
 }
 
 Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  check_not_naming();
   const OpDef& d = op_def(op);
   if (d.cls == OpClass::DataDependent) {
     graph_break(BreakKind::UnsupportedOp, std::string(d.name));
@@ -176,6 +191,7 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
 }
 
 std::pair<Tensor, Tensor> Capture::record2(OpId op, std::span<const Tensor> in, const Attrs& a) {
+  check_not_naming();
   check_record(op, in, a, nullptr);
   std::vector<Tensor> out;
   if (!(replaying() && replay_op(op, in, a, nullptr, &out))) {
@@ -187,6 +203,7 @@ std::pair<Tensor, Tensor> Capture::record2(OpId op, std::span<const Tensor> in, 
 }
 
 void Capture::record_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
+  check_not_naming();
   check_record(op, in, a, &self);
   // A lazy view of read-only memory has no storage of its own for dispatch to check.
   if (self.impl()->capture_ == this)

@@ -114,7 +114,13 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     // Name the number, when the namer can say where it came from ("constant `scale` of mul").
     InputKind kind;
     std::string name;
-    if (f->kind == GuardKind::Constant && namer_ && namer_->scalar(a.scalar, &kind, &name) &&
+    const Scalar* was[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+    const Scalar* is[] = {&a.scalar, &a.scalar2, &a.scalar3};
+    int changed = 0;
+    while (changed < 2 && same_scalar(*was[changed], *is[changed])) ++changed;
+    Naming naming(this);
+    if (f->kind == GuardKind::Constant && namer_ &&
+        namer_->scalar(*is[changed], changed == 0 ? a.side : ScalarSide::None, &kind, &name) &&
         kind != InputKind::Literal)
       f->what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
     f->where = current_source();
@@ -206,7 +212,11 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
 
 void Capture::explain_causes() {
   if (!namer_ || failures_.empty()) return;
-  std::vector<NamedValue> now = namer_->values();
+  std::vector<NamedValue> now;
+  {
+    Naming naming(this);
+    now = namer_->values();
+  }
   for (GuardFailure& f : failures_) {
     if (f.kind == GuardKind::TensorInput || f.entry < 0 || f.entry >= fn_->num_entries()) continue;
     // An int, bool or string that changed decides control flow or a constant; a float is an input
@@ -215,7 +225,12 @@ void Capture::explain_causes() {
     const NamedValue* was_best = nullptr;
     for (const NamedValue& was : fn_->entries_[f.entry].values)
       for (const NamedValue& v : now)
-        if (v.name == was.name && v.value != was.value && (!best || (best->is_float && !v.is_float))) {
+        // Only values the function reads itself (a counter passed along and never read is no
+        // cause). A float is a graph input: it explains a failure only where Python decided on
+        // it, never a branch on a tensor's value (which is not among these), and an int or bool
+        // that changed comes first.
+        if (v.name == was.name && v.value != was.value && !v.where.empty() &&
+            !(v.is_float && f.kind == GuardKind::Branch) && (!best || (best->is_float && !v.is_float))) {
           best = &v;
           was_best = &was;
         }

@@ -88,6 +88,7 @@ void Capture::adopt_live(const Graph& g, std::vector<Tensor>& slots) {
     r.storage()->retain();
     if (p->storage_) p->storage_->release();
     p->storage_ = r.storage();
+    computed_[p] = {p->storage_, fmt::format("%{} of segment {}", v, segment_index_)};
     p->strides_ = r.strides();
     p->offset_ = r.offset();
     // Note [versions]: a buffer made by the graph counts the region's writes into it, not the
@@ -188,6 +189,7 @@ Observation Capture::observe(BreakKind kind, const Tensor* t) {
 // ---- sync ----
 
 void Capture::graph_break(BreakKind kind, const std::string& what, const Tensor* observed) {
+  check_not_naming();
   // Nothing recorded since the last sync (dyn.sync(), or an op with no lazy form right after a
   // break): nothing to cut, recording or replaying alike.
   if (replaying() ? node_k_ == 0 : seg_.nodes.empty()) return;

@@ -33,11 +33,24 @@ def _types():
 
 
 def _is_number(v):
-    return isinstance(v, (bool, int, float))
+    return type(v) in (bool, int, float)
 
 
 def _plain(v):
-    return v is None or isinstance(v, (bool, int, float, str))
+    return v is None or type(v) in (bool, int, float, str)
+
+
+def _is(obj, cls):
+    """isinstance without asking the object (a __class__ property is user code)."""
+    return issubclass(type(obj), cls)
+
+
+def _instance_dict(obj):
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except Exception:  # noqa: BLE001 - no instance dict
+        return None
+    return d if type(d) is dict else None
 
 
 class _Walk:
@@ -52,7 +65,7 @@ class _Walk:
         self.param_names = {}  # id(parameter) -> its name, for optimizer state keys
 
     def walk(self, obj, name, kind, depth=0):
-        if isinstance(obj, _Tensor):
+        if _is(obj, _Tensor):
             if id(obj) not in self._seen:
                 self._seen.add(id(obj))
                 self._index[id(obj)] = len(self.tensors)
@@ -70,34 +83,36 @@ class _Walk:
             return
         if id(obj) in self._seen or depth > 24:
             return
-        if isinstance(obj, _Module):
+        if _is(obj, _Module):
             self._seen.add(id(obj))
             self._module(obj, name, depth)
-        elif isinstance(obj, _Optimizer):
+        elif _is(obj, _Optimizer):
             self._seen.add(id(obj))
             self._optimizer(obj, name)
-        elif isinstance(obj, (list, tuple)) and depth < 3:
+        elif _is(obj, (list, tuple)) and depth < 3:
+            # The base class's own methods: a subclass's overrides are user code.
             self._seen.add(id(obj))
-            for i, v in enumerate(obj[:_MAX_ITEMS]):
-                self.walk(v, f"{name}[{i}]", kind, depth + 1)
-        elif isinstance(obj, dict) and depth < 3:
+            base = list if _is(obj, list) else tuple
+            for i in range(min(base.__len__(obj), _MAX_ITEMS)):
+                self.walk(base.__getitem__(obj, i), f"{name}[{i}]", kind, depth + 1)
+        elif _is(obj, dict) and depth < 3:
             self._seen.add(id(obj))
-            for i, (k, v) in enumerate(obj.items()):
+            for i, (k, v) in enumerate(dict.items(obj)):
                 if i >= _MAX_ITEMS:
                     break
                 if _plain(k):
                     self.walk(v, f"{name}[{k!r}]", kind, depth + 1)
-        elif depth < 2 and not isinstance(obj, (types.ModuleType, types.FunctionType, type, types.MethodType)):
+        elif depth < 2 and not _is(obj, (types.ModuleType, types.FunctionType, type, types.MethodType)):
             # A plain object (a config, a dataclass): its public attributes.
-            d = getattr(obj, "__dict__", None)
-            if isinstance(d, dict):
+            d = _instance_dict(obj)
+            if d is not None:
                 self._seen.add(id(obj))
                 for k, v in list(d.items())[:_MAX_ITEMS]:
                     if not k.startswith("_"):
                         self.walk(v, f"{name}.{k}", "attribute" if kind in ("argument", "local") else kind, depth + 1)
 
     def _module(self, m, name, depth):
-        d = m.__dict__
+        d = _instance_dict(m) or {}
         for k, p in d.get("_parameters", {}).items():
             if p is not None:
                 self.param_names.setdefault(id(p), f"{name}.{k}")
@@ -107,7 +122,7 @@ class _Walk:
                 self.walk(b, f"{name}.{k}", "attribute", depth + 1)
         for k, v in d.items():
             if k == "training" or not k.startswith("_"):
-                if isinstance(v, _Tensor) or _plain(v):
+                if _is(v, _Tensor) or _plain(v):
                     self.walk(v, f"{name}.{k}", "attribute", depth + 1)
         for k, c in d.get("_modules", {}).items():
             if c is not None:
@@ -120,14 +135,14 @@ class _Walk:
                     continue
                 if _is_number(v):
                     self.walk(v, f"{name}.param_groups[{i}][{k!r}]", "optimizer_state")
-                elif isinstance(v, tuple) and all(_is_number(x) for x in v):
+                elif type(v) is tuple and all(_is_number(x) for x in v):
                     for j, x in enumerate(v):
                         self.walk(x, f"{name}.param_groups[{i}][{k!r}][{j}]", "optimizer_state")
         for p, st in list(opt.state.items())[:4096]:
             pname = self.param_names.get(id(p), "<parameter>")
-            if isinstance(st, dict):
+            if type(st) is dict:
                 for k, v in st.items():
-                    if isinstance(v, _Tensor):
+                    if _is(v, _Tensor):
                         self.walk(v, f"{name}.state[{pname}][{k!r}]", "optimizer_state")
 
 
@@ -203,15 +218,15 @@ class Sources:
             # The functions it calls, defined in the same module, read globals too.
             for n in sorted(names):
                 v = glb.get(n)
-                if isinstance(v, types.FunctionType) and v.__globals__ is glb:
+                if type(v) is types.FunctionType and v.__globals__ is glb:
                     _code_names(v.__code__, names, 1)
             optimizers = []
             for n in sorted(names):
                 if n in glb:
                     v = glb[n]
-                    if isinstance(v, _Optimizer):
+                    if _is(v, _Optimizer):
                         optimizers.append((n, v))  # after the modules: state keys name parameters
-                    elif not isinstance(v, (types.ModuleType, types.FunctionType, type)):
+                    elif not _is(v, (types.ModuleType, types.FunctionType, type)):
                         w.walk(v, n, "global")
             for n, v in optimizers:
                 w.walk(v, n, "global")
@@ -245,9 +260,15 @@ class Sources:
         name = owner.__dict__.get("_root_name")
         if name:
             return name
+        # The expression the caller called it by (`model(x)`, `self.net(x)`): read from its source,
+        # not from its locals (on Python 3.11 that copies them into a dict the frame keeps).
         f = self.caller
-        for scope in (f.f_locals, f.f_globals) if f is not None else ():
-            for k, v in scope.items():
+        if f is not None:
+            name = _call_target(f)
+            if name:
+                owner.__dict__["_root_name"] = name
+                return name
+            for k, v in list(f.f_globals.items()):
                 if (v is owner._module or v is owner) and not k.startswith("_"):
                     owner.__dict__["_root_name"] = k
                     return k
@@ -256,23 +277,11 @@ class Sources:
     # ---- what the engine calls ----
 
     def tensors(self):
-        return self._collect().tensors
-
-    def locals(self):
-        """Tensors held by the user's frames of this call, innermost first: a last resort."""
-        w = _Walk()
-        f = sys._getframe(1)
-        while f is not None and f is not self.caller:
-            if not f.f_code.co_filename.startswith(_package_dir):
-                locs, release = _frame_locals(f)
-                try:
-                    for k, v in list(locs.items()):
-                        w.walk(v, k, "local")
-                finally:
-                    del locs
-                    release()
-            f = f.f_back
-        return w.tensors
+        """Handed over once: kept here, a lazy tensor among them (a module attribute the call
+        reassigns) would stay alive and become an output of the graph."""
+        w = self._collect()
+        out, w.tensors = w.tensors, []
+        return out
 
     def values(self):
         """(name, value text, first use, is float) of every plain value the call can see by name."""
@@ -280,18 +289,24 @@ class Sources:
         out = []
         for kind, name, v in self._collect().values:
             where = _where_used(code, _root_of(name)) if code is not None else ""
-            out.append((name, repr(v), where, isinstance(v, float)))
+            if type(v) is str and len(v) > 200:
+                continue  # a long text is data, not a setting; comparing it on every recompile costs
+            try:
+                text = repr(v)
+            except ValueError:  # an int too long to print
+                continue
+            out.append((name, text, where, type(v) is float))
         return out
 
-    def scalar(self, value):
+    def scalar(self, value, side=""):
         """(kind, name) of the number the op being issued got: ("literal", "0.5") when the code
         writes it as a number, None when nobody can tell (a constant of a backward formula)."""
         f = sys._getframe(1)
-        text = _operand_text(f, value)
+        text = _operand_text(f, value, side)
         # A helper of dyn's passes the number on: the expression its caller wrote is the better name.
         while text is not None and text[0] == "name" and _is_library(f) and text[1].isidentifier() \
                 and text[1] in f.f_code.co_varnames[:f.f_code.co_argcount] and _is_library(f.f_back):
-            up = _operand_text(f.f_back, value)
+            up = _operand_text(f.f_back, value, "")
             if up is None:
                 break
             f, text = f.f_back, up
@@ -300,7 +315,13 @@ class Sources:
         if text[0] == "literal":
             return ("literal", text[1])
         if not _is_library(f):
-            return (_kind_of(f, text[1], self), text[1])
+            name = text[1]
+            # In the compiled module's own forward, self is the module: name it as the caller does.
+            owner = self.owner
+            if owner._module is not None and name.startswith("self.") and \
+                    f.f_code is getattr(owner._fn, "__code__", None):
+                return ("attribute", self._module_name() + name[4:])
+            return (_kind_of(f, name, self), name)
         # Inside dyn (an optimizer, a functional): a hyperparameter read as it is, named by the
         # user-visible path that holds this value, when exactly one does.
         if _simple_access(text[1]):
@@ -354,7 +375,11 @@ def _last_key(text):
 
 
 def _kind_of(frame, text, sources):
-    root = _root_of(text)
+    try:
+        names = [n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)]
+    except SyntaxError:
+        names = []
+    root = names[0] if names else _root_of(text)
     code = frame.f_code
     if root in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         return "argument" if code is getattr(sources.owner._fn, "__code__", None) else "local"
@@ -369,117 +394,140 @@ _operands = {}
 
 
 def _operand_exprs(code, lasti):
-    """The operand expressions of the call or operator at instruction lasti of code."""
+    """(shape, operand expressions) of the operator or call at instruction lasti of code: shape is
+    "binop" ([left, right]), "aug" ([value]) or "call" (arguments, keyword values)."""
     key = (code, lasti)
     if key in _operands:
         return _operands[key]
-    exprs = []
+    out = ("", [])
     try:
         positions = list(code.co_positions())[lasti // 2]
         line, end_line, col, end_col = positions
         if None not in positions:
-            lines = [linecache.getline(code.co_filename, n) for n in range(line, end_line + 1)]
+            # Columns count UTF-8 bytes.
+            lines = [linecache.getline(code.co_filename, n).encode() for n in range(line, end_line + 1)]
             if len(lines) == 1:
                 seg = lines[0][col:end_col]
             else:
-                seg = lines[0][col:] + "".join(lines[1:-1]) + lines[-1][:end_col]
+                seg = lines[0][col:] + b"".join(lines[1:-1]) + lines[-1][:end_col]
+            seg = seg.decode()
             try:
                 tree = ast.parse("(" + seg + ")", mode="eval").body
             except SyntaxError:
                 tree = ast.parse(seg.strip()).body[0]
             if isinstance(tree, ast.AugAssign):
-                exprs = [tree.value]
+                out = ("aug", [tree.value])
             elif isinstance(tree, ast.BinOp):
-                exprs = [tree.left, tree.right]
-            elif isinstance(tree, ast.Compare):
-                exprs = [tree.left] + list(tree.comparators)
+                out = ("binop", [tree.left, tree.right])
+            elif isinstance(tree, ast.Compare) and len(tree.comparators) == 1:
+                out = ("binop", [tree.left, tree.comparators[0]])
             elif isinstance(tree, ast.Call):
-                exprs = list(tree.args) + [k.value for k in tree.keywords]
-            elif isinstance(tree, ast.UnaryOp):
-                exprs = [tree.operand]
-    except (SyntaxError, IndexError, ValueError, TypeError):
-        exprs = []
-    _operands[key] = exprs
-    return exprs
+                out = ("call", list(tree.args) + [k.value for k in tree.keywords])
+    except (SyntaxError, IndexError, ValueError, TypeError, UnicodeError):
+        out = ("", [])
+    if len(_operands) > 4096:  # code made by exec in a loop must not grow this forever
+        _operands.clear()
+    _operands[key] = out
+    return out
 
 
-def _frame_locals(frame):
-    """frame.f_locals, and a function that lets go of what reading it kept alive.
+def _call_target(frame):
+    """`model` for a frame stopped at `model(x)`; None when the call is not by a plain name."""
+    code, lasti = frame.f_code, frame.f_lasti
+    try:
+        line, end_line, col, end_col = list(code.co_positions())[lasti // 2]
+        if None in (line, end_line, col, end_col):
+            return None
+        lines = [linecache.getline(code.co_filename, n).encode() for n in range(line, end_line + 1)]
+        seg = (lines[0][col:end_col] if len(lines) == 1 else
+               lines[0][col:] + b"".join(lines[1:-1]) + lines[-1][:end_col]).decode()
+        tree = ast.parse("(" + seg + ")", mode="eval").body
+    except (SyntaxError, IndexError, ValueError, UnicodeError):
+        return None
+    if isinstance(tree, ast.Call):
+        e = tree.func
+        while isinstance(e, ast.Attribute):
+            e = e.value
+        if isinstance(e, ast.Name):
+            return ast.unparse(tree.func)
+    return None
 
-    In Python 3.11 reading f_locals copies every local into a dict the frame keeps until the next
-    read: a lazy tensor held there stays alive, and a graph would compute it as an output. So the
-    tensors are taken out again (the next read of f_locals, by anyone, copies them afresh)."""
-    d = frame.f_locals
 
-    def release():
-        if frame.f_code.co_flags & inspect.CO_OPTIMIZED and d is not frame.f_globals:
-            for k in [k for k, v in d.items() if not _plain(v)]:
-                del d[k]
-
-    return d, release
+def _local_names(code):
+    return set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
 
 
-def _operand_text(frame, value):
-    """("name", text) of the operand of the current instruction whose value is `value`,
-    ("literal", text) when it is written as a number, or None."""
-    exprs = _operand_exprs(frame.f_code, frame.f_lasti)
+def _operand_text(frame, value, side):
+    """("name", text) of the operand of the current instruction that is the number `value`,
+    ("literal", text) when it is written as a number, or None.
+
+    Nothing of the frame's locals is read (on Python 3.11 that copies them into a dict the frame
+    keeps, which a locals() the user holds would show): a binary operator's side says which operand
+    the number is; a call's arguments are told apart by being literals or globals."""
+    shape, exprs = _operand_exprs(frame.f_code, frame.f_lasti)
     if not exprs:
         return None
-    # A number written in the code needs no look at the frame (the common case, and the cheap one).
+    if shape == "binop" and side in ("rhs", "lhs"):
+        exprs = [exprs[1] if side == "rhs" else exprs[0]]
     for e in exprs:
         c = e.operand if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) else e
         if isinstance(c, ast.Constant) and _is_number(c.value) and (c.value if c is e else -c.value) == value:
             return ("literal", ast.unparse(e))
-    locs, release = _frame_locals(frame)
-    try:
-        for e in exprs:
+    local = _local_names(frame.f_code)
+    candidates = []
+    for e in exprs:
+        if isinstance(e, ast.Constant):
+            continue
+        names = {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+        if not names:
+            continue  # a literal that is not this number: (), "mean"
+        if not (names & local):
             try:
-                v = _safe_eval(e, frame, locs)
-            except Exception:  # noqa: BLE001 - anything it cannot evaluate without side effects
+                v = _safe_eval(e, frame.f_globals)
+            except Exception:  # noqa: BLE001 - anything it cannot read without running code
                 continue
             if _is_number(v) and v == value:
-                literal = isinstance(e, ast.Constant) or (
-                    isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant))
-                return ("literal" if literal else "name", ast.unparse(e))
-        return None
-    finally:
-        del locs
-        release()
+                return ("name", ast.unparse(e))
+            continue
+        candidates.append(e)
+    # A binary operator's operand is certain; of a call's arguments, the one left (x.mul_(s)).
+    if len(candidates) == 1:
+        return ("name", ast.unparse(candidates[0]))
+    return None
 
 
 _ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
           ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
 
 
-def _safe_eval(e, frame, locs):
-    """The value of a name, attribute, item or arithmetic on numbers: nothing that runs user code."""
+def _safe_eval(e, scope):
+    """The value of a global name, its attributes and items, or arithmetic on numbers, read
+    without running user code (no properties, no __getattr__, no __getitem__ of subclasses)."""
     if isinstance(e, ast.Constant):
         return e.value
     if isinstance(e, ast.Name):
-        if e.id in locs:
-            return locs[e.id]
-        if e.id in frame.f_globals:
-            return frame.f_globals[e.id]
+        if e.id in scope:
+            return scope[e.id]
         raise LookupError(e.id)
     if isinstance(e, ast.Attribute):
-        base = _safe_eval(e.value, frame, locs)
-        static = inspect.getattr_static(base, e.attr)
-        if isinstance(static, (property, types.FunctionType)) or hasattr(static, "__get__") and not _plain(static):
-            raise LookupError(e.attr)  # a property or method would run code
-        return getattr(base, e.attr)
+        base = _safe_eval(e.value, scope)
+        d = base.__dict__ if type(base) is types.ModuleType else _instance_dict(base)
+        if d is None or e.attr not in d:
+            raise LookupError(e.attr)
+        return d[e.attr]
     if isinstance(e, ast.Subscript):
-        base = _safe_eval(e.value, frame, locs)
-        if not isinstance(base, (dict, list, tuple)):
+        base = _safe_eval(e.value, scope)
+        if type(base) not in (dict, list, tuple):
             raise LookupError("subscript")
-        return base[_safe_eval(e.slice, frame, locs)]
+        return base[_safe_eval(e.slice, scope)]
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        v = _safe_eval(e.operand, frame, locs)
+        v = _safe_eval(e.operand, scope)
         if not _is_number(v):
             raise TypeError
         return -v if isinstance(e.op, ast.USub) else +v
     if isinstance(e, ast.BinOp) and type(e.op) in _ARITH:
-        a, b = _safe_eval(e.left, frame, locs), _safe_eval(e.right, frame, locs)
-        if not (_is_number(a) and _is_number(b)):
+        a, b = _safe_eval(e.left, scope), _safe_eval(e.right, scope)
+        if not (_is_number(a) and _is_number(b)) or (type(e.op) is ast.Pow and abs(b) > 64):
             raise TypeError
         return _ARITH[type(e.op)](a, b)
     raise LookupError(type(e).__name__)

@@ -200,9 +200,9 @@ class TestModule(Base):
         self.assertEqual(g.ops, ["permute", "matmul", "add", "relu", "mul"])
         self.assertEqual(g.id, "Net[0].0")
         kinds = {i["name"]: i["kind"] for i in g.inputs}
-        # parameters by their path from the name the caller has for the module
-        self.assertEqual(kinds, {"x": "argument", "net.fc.weight": "parameter", "net.fc.bias": "parameter",
-                                 "net.scale": "parameter"})
+        # parameters by their path from the name the call used for the module (cnet(x))
+        self.assertEqual(kinds, {"x": "argument", "cnet.fc.weight": "parameter", "cnet.fc.bias": "parameter",
+                                 "cnet.scale": "parameter"})
         self.assertEqual([g.id for g in dyn.debug.graphs(net)], ["Net[0].0"])
 
     def test_argument_names(self):

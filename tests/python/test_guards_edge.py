@@ -196,7 +196,7 @@ class TestModuleParameter(Base):
         self.assertEqual((counts()["recompiles"], counts()["cache_hits"]), (1, 1))
         (f,) = failures(cnet)[0]
         self.assertEqual((f[0], f[2], f[3], f[4]), ("tensor_input", "4", "5", line_of(net, "# MATMUL")))
-        self.assertIn("'net.w' (parameter)", f[1])
+        self.assertIn("'cnet.w' (parameter)", f[1])
         ev = dyn.debug.events("recompile", cnet)[0]
         self.assertTrue(same_file(ev["failures"][0]["file"], __file__))
 
