@@ -145,6 +145,17 @@ DYN_FAST(f_compiled_state) {
 // The engine's namer for one compiled call: asks dyn._sources.Sources, made on the first question
 // (a replayed call asks none). Python errors here never reach the user: a name is a nicety.
 class PyNamer final : public SourceNamer {
+  // A failed lookup is only a missing name, but a Ctrl-C that arrived meanwhile is the user's:
+  // it is raised again at the next chance instead of being dropped with the lookup's error.
+  static void clear_error() {
+    if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+      PyErr_Clear();
+      PyErr_SetInterrupt();
+    } else {
+      PyErr_Clear();
+    }
+  }
+
  public:
   void begin(PyObject* owner, PyObject* args, PyObject* kwargs, PyObject* caller) {
     release();
@@ -188,7 +199,7 @@ class PyNamer final : public SourceNamer {
       }
     }
     Py_XDECREF(r);
-    PyErr_Clear();
+    clear_error();
     return ok;
   }
 
@@ -206,7 +217,7 @@ class PyNamer final : public SourceNamer {
         if (n && v && w) out.push_back({n, v, w, PyObject_IsTrue(PyTuple_GET_ITEM(t, 3)) == 1});
       }
     Py_XDECREF(list);
-    PyErr_Clear();
+    clear_error();
     return out;
   }
 
@@ -251,7 +262,7 @@ class PyNamer final : public SourceNamer {
       add(list);
       Py_XDECREF(list);
     }
-    PyErr_Clear();
+    clear_error();
     PyErr_Restore(type, value, tb);
     return sources_ != nullptr;
   }
@@ -272,11 +283,7 @@ DYN_FAST(f_region_begin) {
   parse_args("_region_begin", args, nargs, kw, {"state", "args", "kwargs", "owner"}, 1, a);
   if (Py_TYPE(a[0]) != &CompiledStateType) throw_type_error("_region_begin(): expected a compiled function state");
   if (!Capture::begin(reinterpret_cast<PyCompiledState*>(a[0])->fn)) Py_RETURN_FALSE;
-  // The caller's frame: where the compiled function was called from (its module's name there).
-  PyFrameObject* f = PyEval_GetFrame();  // borrowed: the CompiledFunction.__call__ frame
-  PyObject* caller = f ? reinterpret_cast<PyObject*>(PyFrame_GetBack(f)) : nullptr;  // new reference
-  namer.begin(a[3], a[1], a[2], caller);
-  Py_XDECREF(caller);  // the frame stays alive: it is on the stack for the whole call
+  namer.begin(a[3], a[1], a[2], nullptr);  // the caller's frame is found when a name is asked for
   Capture::active()->set_namer(&namer);
   Py_RETURN_TRUE;
 }

@@ -18,6 +18,8 @@ struct GuardFailure {
   std::string expected, actual;
   SourceStack where;
   std::string hint;
+  // A constant failure: which of the op's numbers changed (scalar, scalar2, scalar3), until named.
+  int constant_field = -1;
   // What changed, as the subject of a sentence: "dim 0 of tensor 'x' (argument)". Empty: `what`.
   std::string subject;
   // The Python value whose change explains the failure, when one changed since the entry was

@@ -111,18 +111,14 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   if (self && !operand(*self, n.target)) return false;
   if (!attrs_match(op, n.attrs, a)) {
     explain_attrs(op, n.attrs, a, f);
-    // Name the number, when the namer can say where it came from ("constant `scale` of mul").
-    InputKind kind;
-    std::string name;
-    const Scalar* was[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
-    const Scalar* is[] = {&a.scalar, &a.scalar2, &a.scalar3};
-    int changed = 0;
-    while (changed < 2 && same_scalar(*was[changed], *is[changed])) ++changed;
-    Naming naming(this);
-    if (f->kind == GuardKind::Constant && namer_ &&
-        namer_->scalar(*is[changed], changed == 0 ? a.side : ScalarSide::None, &kind, &name) &&
-        kind != InputKind::Literal)
-      f->what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
+    if (f->kind == GuardKind::Constant) {
+      // Named later, and only if no entry serves the call (naming runs Python; a call that
+      // another entry serves must not pay for it): which field changed.
+      const Scalar* was[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+      const Scalar* is[] = {&a.scalar, &a.scalar2, &a.scalar3};
+      f->constant_field = 0;
+      while (f->constant_field < 2 && same_scalar(*was[f->constant_field], *is[f->constant_field])) ++f->constant_field;
+    }
     f->where = current_source();
     return false;
   }
@@ -163,6 +159,20 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
       drop_candidate(i, std::move(f));
   }
   if (candidates_.empty()) {
+    // The call records from here: name the constants that failed at this op, whose numbers the
+    // op's own frame still shows.
+    if (namer_)
+      for (GuardFailure& f : failures_)
+        if (f.constant_field >= 0 && f.where.top().line == current_source().top().line) {
+          const Scalar* is[] = {&a.scalar, &a.scalar2, &a.scalar3};
+          InputKind kind;
+          std::string name;
+          Naming naming(this);
+          if (namer_->scalar(*is[f.constant_field], f.constant_field == 0 ? a.side : ScalarSide::None, &kind, &name) &&
+              kind != InputKind::Literal)
+            f.what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
+          f.constant_field = -1;
+        }
     switch_to_record();
     return false;
   }

@@ -191,7 +191,14 @@ class Sources:
         self.owner = owner
         self.args = args
         self.kwargs = kwargs
-        self.caller = caller  # the frame that called the compiled function
+        if caller is None:
+            # The frame that called the compiled function: above its __call__ on the stack.
+            call_code = type(owner).__call__.__code__
+            f = sys._getframe(1)
+            while f is not None and f.f_code is not call_code:
+                f = f.f_back
+            caller = f.f_back if f is not None else None
+        self.caller = caller
         self._walk = None
 
     def _collect(self):
