@@ -48,6 +48,7 @@ class TensorImpl {
   TensorImpl* lazy_prev_ = nullptr;
   TensorImpl* lazy_next_ = nullptr;
   bool lazy_listed_ = false;
+  uint8_t dynamic_dims_ = 0;  // dims marked dynamic (dyn.mark_dynamic), bit d: compiled calls keep them symbolic
 };
 
 // A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).

@@ -125,15 +125,16 @@ std::string str_arg(const char* fn, const char* arg, PyObject* o) {
 }
 
 DYN_FAST(f_compiled_state) {
-  PyObject* a[6];
+  PyObject* a[7];
   parse_args("_compiled_state", args, nargs, kw,
-             {"name", "fullgraph", "cache_limit", "backend", "recreated", "defined_at"}, 4, a);
+             {"name", "fullgraph", "cache_limit", "backend", "recreated", "defined_at", "dynamic"}, 4, a);
   CompileOptions o;
   o.name = str_arg("compile", "name", a[0]);
   o.fullgraph = bool_arg("compile", "fullgraph", a[1], false);
   o.cache_limit = static_cast<int>(int_arg("compile", "cache_limit", a[2]));
   std::string backend = str_arg("compile", "backend", a[3]);
   o.eager_backend = backend == "eager";
+  if (a[6] && a[6] != Py_None) o.dynamic = bool_arg("compile", "dynamic", a[6], false) ? 1 : 0;
   auto* s = PyObject_New(PyCompiledState, &CompiledStateType);
   if (!s) return nullptr;
   new (&s->fn) std::shared_ptr<CompiledFunction>(CompiledFunction::create(std::move(o)));
@@ -351,6 +352,20 @@ DYN_FAST(f_name_input) {
   Py_RETURN_NONE;
 }
 
+DYN_FAST(f_mark_dynamic) {
+  PyObject* a[3];
+  parse_args("_mark_dynamic", args, nargs, kw, {"tensor", "dim", "dynamic"}, 3, a);
+  Tensor t = tensor_arg("_mark_dynamic", "tensor", a[0]);
+  int64_t d = int_arg("_mark_dynamic", "dim", a[1]);
+  if (d < 0 || d >= t.ndim() || d >= 8)
+    fail(ErrorKind::Index, "_mark_dynamic: dim {} out of range for a {}-d tensor", d, t.ndim());
+  auto bit = static_cast<uint8_t>(1u << d);
+  TensorImpl* p = t.impl();
+  p->dynamic_dims_ =
+      bool_arg("_mark_dynamic", "dynamic", a[2], true) ? (p->dynamic_dims_ | bit) : (p->dynamic_dims_ & ~bit);
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_sync) {
   parse_args("sync", args, nargs, kw, {}, 0, nullptr);
   if (Capture* c = Capture::active()) c->graph_break(BreakKind::ExplicitSync, "dyn.sync()");
@@ -514,6 +529,7 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_region_abort", f_region_abort, "leave the region after an exception"),
     DYN_ENTRY("_name_input", f_name_input, "name a tensor entering the graph"),
     DYN_ENTRY("_guards", f_guards, "the guards of each cache entry of a compiled function"),
+    DYN_ENTRY("_mark_dynamic", f_mark_dynamic, "mark (or unmark) one dim of a tensor dynamic for compiled calls"),
     DYN_ENTRY("sync", f_sync, "sync(): inside a compiled function, cut the graph here (an explicit graph break)"),
     DYN_ENTRY("_capture_active", f_capture_active, "whether a compile region is running"),
     DYN_ENTRY("_set_package_dir", f_set_package_dir, "frames under this folder are the library's, not the user's"),

@@ -236,6 +236,9 @@ std::string cause_summary(const std::string& fn) {
         if (!g.cause.hint.empty()) out += "    hint: " + g.cause.hint + "\n";
       }
     }
+    for (const Event& e : query::events())
+      if (e.kind == EventKind::Recompile && e.fn == f && !e.dynamic.empty())
+        out += fmt::format("  dynamic since {}[{}]: {}\n", f, e.entry, e.dynamic);
   }
   return out;
 }

@@ -41,11 +41,30 @@ void clear_plan_cache() { plans().clear(); }
 
 // ---- guards of an entry, for listing ----
 
+namespace {
+std::string strides_text(const Value& v) {
+  if (v.sym_strides.empty()) return dims_str(v.strides);
+  std::string s = "[";
+  for (size_t i = 0; i < v.sym_strides.size(); ++i) s += (i ? ", " : "") + v.sym_strides[i].str();
+  return s + "]";
+}
+}  // namespace
+
 std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
   std::vector<std::string> out;
   const Entry& e = entries_.at(entry);
   out.push_back(fmt::format("global_state: default dtype is {}, grad mode {}", dtype_name(e.default_dtype),
                             e.grad_enabled ? "enabled" : "disabled"));
+  // Dynamic sizes: each symbol is bound where the call first meets it, then checked everywhere.
+  for (size_t i = 0; i < e.symbols.size(); ++i) {
+    const SymInfo& s = e.symbols[i];
+    std::string why = s.sample >= 0 ? fmt::format("sizes {} and {} seen", s.sample, s.traced)
+                                    : fmt::format("marked dynamic, {} when traced", s.traced);
+    out.push_back(
+        fmt::format("shape_symbol: s{} = {}, 2 <= s{} ({}); every size that follows it is checked "
+                    "against its form",
+                    i, s.source, i, why));
+  }
   for (size_t j = 0; j < e.segments.size(); ++j) {
     const Segment& s = *e.segments[j];
     const Graph& g = s.graph;
@@ -55,9 +74,8 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
         if (first_use[i] < 0) first_use[i] = static_cast<int>(k);
     for (int id : g.inputs) {
       const Value& v = g.values[id];
-      std::string line =
-          fmt::format("tensor_input: {} is %{} {} with strides {}, requires_grad={}", input_label(g, id), id,
-                      meta_str(v.dtype, v.shape), dims_str(v.strides), v.requires_grad ? "True" : "False");
+      std::string line = fmt::format("tensor_input: {} is %{} {} with strides {}, requires_grad={}", input_label(g, id),
+                                     id, value_meta(v), strides_text(v), v.requires_grad ? "True" : "False");
       if (first_use[id] >= 0) line += "  # " + g.nodes[first_use[id]].where.str();
       out.push_back(line);
     }
@@ -146,6 +164,7 @@ void Capture::register_entry() {
   e.default_dtype = default_float_dtype();
   e.grad_enabled = grad_enabled_at_start_;
   e.observed = observed_;
+  e.symbols = syms_;
   if (namer_) {
     Naming naming(this);
     e.values = namer_->values();

@@ -23,6 +23,10 @@ struct CompileOptions {
   bool fullgraph = false;
   int cache_limit = 8;
   bool eager_backend = false;  // backend="eager": run graphs node by node, no passes
+  // Dynamic shapes, as torch.compile's dynamic=: -1 (None) a size that changes makes its dim
+  // dynamic at the recompile; 0 (False) every size gets its own entry; 1 (True) the dims of
+  // tensor arguments are dynamic from the first call.
+  int dynamic = -1;
 };
 
 // What Python saw at a graph break: the value it asked for, when it is one number.
@@ -76,6 +80,7 @@ struct Entry {
   std::vector<Observation> observed;
   std::vector<std::string> graph_ids;    // "fn[e].k" of each segment, as the log lists them
   std::vector<NamedValue> values;        // the Python values the traced call saw
+  std::vector<SymInfo> symbols;          // its dynamic sizes, s0, s1, ... (dynamic shapes)
   DType default_dtype = DType::Float32;  // global state the trace depends on
   bool grad_enabled = true;
   int64_t hits = 0;
@@ -246,9 +251,11 @@ class Capture {
   // Checks one op against every candidate entry; returns false when none is left (then the call
   // records from here on). Fills *out with the lazy results on success.
   bool replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out);
-  bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self, GuardFailure* f);
+  // metas: what the op gives at this call (inferred when a candidate is dynamic, else nullptr).
+  bool check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
+                  const OutMeta* metas, GuardFailure* f);
   // tentative: tensors this node's check already placed (a tensor passed twice to one op).
-  int replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
+  int replay_value_of(const Tensor& t, int expected, const Graph& g, SymValues* syms, GuardFailure* f,
                       std::vector<std::pair<const TensorImpl*, int>>* tentative);
   // The candidates that end their segment here with this kind of break (or the trace, for end).
   void replay_sync(bool is_end, BreakKind kind, const SourceStack& where, const Observation& observed);
@@ -272,7 +279,11 @@ class Capture {
   void adopt_live(const Graph& g, std::vector<Tensor>& slots);
   // bound_ holds a slot for every value of every candidate's current segment.
   void size_bound();
-  void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out);
+  // metas: the geometry this call gives them (a dynamic graph), else the graph's.
+  void make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out, const OutMeta* metas = nullptr);
+  // Dynamic shapes: makes the segment being compiled dynamic where it can (an earlier entry of the
+  // same ops with other sizes, or sizes marked dynamic) and says so in the recompile event.
+  void generalize_segment();
   void bind_target(Tensor& self, int value);
   // The storage of the outside tensor a value is (a view of), if any: writes to it must be seen.
   Storage* outside_storage_of(int value);
@@ -327,11 +338,18 @@ class Capture {
 
   // replay mode
   std::vector<int> candidates_;
-  int node_k_ = 0;             // ops matched in the current segment
-  std::vector<Tensor> bound_;  // value id -> tensor bound to a graph input of the cached segment
-  NodePatches patches_;        // per node: this call's generator state and float constants
-  int last_failed_ = -1;       // the entry that matched longest
-  int recompile_event_ = -1;   // index in the log of the recompile this call emitted
+  int node_k_ = 0;                // ops matched in the current segment
+  std::vector<Tensor> bound_;     // value id -> tensor bound to a graph input of the cached segment
+  NodePatches patches_;           // per node: this call's generator state and float constants
+  int last_failed_ = -1;          // the entry that matched longest
+  std::vector<SymValues> binds_;  // per entry: what this call bound its symbols to
+
+  // dynamic shapes of the entry being recorded: its symbols, their values at this call, and the
+  // earlier entry whose segments it was generalized against (-1: none)
+  std::vector<SymInfo> syms_;
+  SymValues sym_now_;
+  int pair_entry_ = -1;
+  int recompile_event_ = -1;  // index in the log of the recompile this call emitted
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   bool grad_enabled_at_start_ = true;

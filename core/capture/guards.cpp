@@ -74,7 +74,20 @@ std::string input_label(const Value& v) {
 }
 }  // namespace
 
-bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
+namespace {
+// A dynamic input's sizes (or strides) against their forms: binds the symbols met first here.
+// Returns the first dim that does not fit, or -1.
+int unfit_dim(const std::vector<SymExpr>& forms, const Dims& traced, const Dims& now, SymValues* syms) {
+  for (int d = 0; d < now.size(); ++d) {
+    bool ok = forms.empty() || !syms ? now[d] == traced[d] : sym_match(forms[d], now[d], syms);
+    if (!ok) return d;
+  }
+  return -1;
+}
+}  // namespace
+
+bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f, SymValues* syms) {
+  int bad = -1;
   if (t.dtype() != traced.dtype) {
     f->what = input_label(traced) + " dtype";
     f->subject = "the dtype of " + input_label(traced);
@@ -85,18 +98,27 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f) {
     f->subject = "the number of dimensions of " + input_label(traced);
     f->expected = std::to_string(traced.shape.size()) + " " + dims_str(traced.shape);
     f->actual = std::to_string(t.ndim()) + " " + dims_str(t.shape());
-  } else if (t.shape() != traced.shape) {
-    int d = 0;
-    while (t.shape()[d] == traced.shape[d]) ++d;
+  } else if ((bad = unfit_dim(traced.sym_shape, traced.shape, t.shape(), syms)) >= 0) {
+    int d = bad;
     f->what = fmt::format("{} size mismatch at dim {}", input_label(traced), d);
     f->subject = fmt::format("dim {} of {}", d, input_label(traced));
-    f->expected = std::to_string(traced.shape[d]);
     f->actual = std::to_string(t.shape()[d]);
-    f->hint = fmt::format(
-        "dim {} changes between calls and every size gets its own graph; pad to a few fixed sizes "
-        "to bound recompiles",
-        d);
-  } else if (t.strides() != traced.strides) {
+    if (!traced.sym_shape.empty() && traced.sym_shape[d].symbolic()) {
+      const SymExpr& e = traced.sym_shape[d];
+      f->expected = sym_expected(e, *syms);
+      int64_t was;
+      f->hint = !sym_eval(e, *syms, &was) && t.shape()[d] < 2
+                    ? "sizes 0 and 1 are specialized (as in PyTorch: broadcasting depends on them); this size gets "
+                      "a graph of its own"
+                    : "the trace had this size follow another one; a call where they differ gets a graph of its own";
+    } else {
+      f->expected = std::to_string(traced.shape[d]);
+      f->hint = fmt::format(
+          "dim {} changes between calls: the recompile makes it dynamic (one graph for all sizes >= 2) unless "
+          "compiled with dynamic=False; dyn.mark_dynamic({}, {}) before the first call saves the recompile",
+          d, traced.input_name.empty() ? "t" : traced.input_name, d);
+    }
+  } else if ((bad = unfit_dim(traced.sym_strides, traced.strides, t.strides(), syms)) >= 0) {
     f->what = input_label(traced) + " strides (memory layout)";
     f->subject = "the strides of " + input_label(traced);
     f->expected = dims_str(traced.strides);
@@ -123,8 +145,11 @@ void explain_attrs(OpId op, const Attrs& traced, const Attrs& now, GuardFailure*
     f->what = fmt::format("constant of {} changed", name);
     f->expected = format_scalar(x);
     f->actual = format_scalar(y);
-    f->hint = x.kind != y.kind ? "the number changed type (int, float, bool), which can change the result's dtype; "
-                                 "pass numbers of one type"
+    f->hint = op == OpId::arange && x.kind == Scalar::Int && y.kind == Scalar::Int
+                  ? "arange's bounds set a size: when they follow an input's size, a recompile makes it dynamic "
+                    "(sizes 0 and 1 stay specialized, as in PyTorch), or mark that dim with dyn.mark_dynamic"
+              : x.kind != y.kind ? "the number changed type (int, float, bool), which can change the result's dtype; "
+                                   "pass numbers of one type"
               : x.kind == Scalar::Float
                   ? "this float decides a shape or a range, so it is part of the graph"
                   : "an int or bool is baked into the graph; pass it as a tensor to reuse one graph for all values";

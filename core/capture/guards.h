@@ -43,8 +43,9 @@ struct Cause {
 Cause cause_of(const std::vector<GuardFailure>& failures);
 
 // The check of one tensor entering the graph against the input it was traced with: dtype, shape,
-// strides, requires_grad. Returns false and fills f on a mismatch.
-bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f);
+// strides, requires_grad. Returns false and fills f on a mismatch. syms: the entry's symbols at
+// this call, bound here where a dynamic size meets them first.
+bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f, SymValues* syms = nullptr);
 
 // Attributes equal for replay: everything but the graph's inputs among them, the random
 // generator's state and the float constants (value_scalars), whose kind alone must match.

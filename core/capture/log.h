@@ -36,6 +36,8 @@ struct Event {
   GuardFailure guard;
   std::vector<GuardFailure> failures;
   int64_t count = 1;  // cache_hit events of one entry in a row are counted in one record
+  // recompile: the sizes it made dynamic ("x.size(0) became dynamic as s0 (sizes 4 and 8 seen)")
+  std::string dynamic;
 };
 
 // "fn[3]" -> ("fn", 3); false for anything else.
@@ -65,6 +67,8 @@ class CaptureLog {
   // Like add, but a cache hit of the same entry as the last event only bumps its count.
   void add_coalesced(Event e);
   const std::vector<Event>& events() const { return events_; }
+  // Only for the capture's amendments to an event it emitted (a recompile that made sizes dynamic).
+  Event* mutable_event(int i) { return i >= 0 && i < static_cast<int>(events_.size()) ? &events_[i] : nullptr; }
   // Only for Capture::retract_recompile.
   void erase_event(int i) {
     if (i >= 0 && i < static_cast<int>(events_.size())) events_.erase(events_.begin() + i);

@@ -83,6 +83,11 @@ int Capture::value_of(const Tensor& t) {
   source_of(t, &kind, &name);
   int id = seg_.add_input(t, kind, std::move(name));
   inputs_.emplace(p, id);
+  // Dims marked dynamic; with dynamic=True, every dim of an argument (parameters stay static).
+  uint8_t marks = p->dynamic_dims_;
+  if (fn_->options().dynamic == 1 && (kind == InputKind::Argument || kind == InputKind::External))
+    marks = static_cast<uint8_t>((1u << t.ndim()) - 1);
+  if (fn_->options().dynamic != 0) seg_.values[id].dynamic_dims = marks;
   return id;
 }
 
@@ -139,10 +144,12 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
   return outs;
 }
 
-void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out) {
-  for (int id : n.outputs) {
+void Capture::make_lazy_outputs(const Graph& g, const Node& n, std::vector<Tensor>* out, const OutMeta* metas) {
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    int id = n.outputs[o];
     const Value& v = g.values[id];
-    auto* impl = new TensorImpl(nullptr, v.shape, v.strides, v.offset, v.dtype);
+    auto* impl = metas ? new TensorImpl(nullptr, metas[o].shape, contiguous_strides(metas[o].shape), 0, v.dtype)
+                       : new TensorImpl(nullptr, v.shape, v.strides, v.offset, v.dtype);
     impl->capture_ = this;
     impl->lazy_value_ = id;
     lazies_.add(impl);

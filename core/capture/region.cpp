@@ -58,8 +58,10 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
   CaptureLog& log = CaptureLog::get();
   log.counters().calls++;
   c->start_ = log.now();
+  c->binds_.resize(f.entries_.size());
   for (int e = 0; e < f.num_entries(); ++e) {
     const Entry& entry = f.entries_[e];
+    c->binds_[e].assign(entry.symbols.size(), -1);
     GuardFailure g;
     g.entry = e;
     g.kind = GuardKind::GlobalState;

@@ -27,7 +27,7 @@ namespace dyn {
 
 const Segment& Capture::cached_segment() const { return *fn_->entries_[candidates_.front()].segments[segment_index_]; }
 
-int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, GuardFailure* f,
+int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, SymValues* syms, GuardFailure* f,
                              std::vector<std::pair<const TensorImpl*, int>>* tentative) {
   TensorImpl* p = t.impl();
   if (p->capture_ == this) return p->lazy_value_;
@@ -41,13 +41,13 @@ int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, Guar
   if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
       bound_[expected].defined())
     return -1;
-  if (!check_tensor_input(g.values[expected], t, f)) return -2;
+  if (!check_tensor_input(g.values[expected], t, f, syms)) return -2;
   tentative->push_back({p, expected});
   return expected;
 }
 
 bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const Attrs& a, const Tensor* self,
-                         GuardFailure* f) {
+                         const OutMeta* metas, GuardFailure* f) {
   const Entry& e = fn_->entries_[entry];
   const Segment& s = *e.segments[segment_index_];
   const Graph& g = s.graph;
@@ -85,7 +85,7 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   }
   std::vector<std::pair<const TensorImpl*, int>> tentative;
   auto operand = [&](const Tensor& t, int expected) {
-    int v = replay_value_of(t, expected, g, f, &tentative);
+    int v = replay_value_of(t, expected, g, &binds_[entry], f, &tentative);
     if (v == expected) return true;
     if (v == -2) {  // a tensor input guard failed; f is filled
       f->where = current_source();
@@ -109,8 +109,30 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   for (size_t i = 0; i < in.size(); ++i)
     if (!operand(in[i], n.inputs[i])) return false;
   if (self && !operand(*self, n.target)) return false;
-  if (!attrs_match(op, n.attrs, a)) {
-    explain_attrs(op, n.attrs, a, f);
+  // A dynamic graph's size arguments: each must fit its form (binding a symbol met first here),
+  // and is then compared as if it were the traced one.
+  const Attrs* now = &a;
+  Attrs as_traced;
+  if (!n.sym_attrs.empty()) {
+    as_traced = a;
+    for (const SymAttr& sa : n.sym_attrs) {
+      int64_t x = 0, was = 0;
+      if (!int_slot(a, sa.slot, &x) || !sym_match(sa.e, x, &binds_[entry])) {
+        f->kind = GuardKind::Op;
+        f->what = fmt::format("{} does not follow the sizes it followed when traced", int_slot_name(op, sa.slot));
+        f->subject = int_slot_name(op, sa.slot);
+        f->expected = sym_expected(sa.e, binds_[entry]);
+        f->actual = std::to_string(x);
+        f->where = current_source();
+        return false;
+      }
+      int_slot(n.attrs, sa.slot, &was);
+      set_int_slot(&as_traced, sa.slot, was);
+    }
+    now = &as_traced;
+  }
+  if (!attrs_match(op, n.attrs, *now)) {
+    explain_attrs(op, n.attrs, *now, f);
     if (f->kind == GuardKind::Constant) {
       // Named later, and only if no entry serves the call (naming runs Python; a call that
       // another entry serves must not pay for it): which field changed.
@@ -122,6 +144,27 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = current_source();
     return false;
   }
+  // What the op makes of this call's sizes must be what the trace's forms say (a size the trace
+  // took to follow a symbol may not; the graph's plan relies on the sizes it fused alike).
+  if (metas && g.dynamic && n.target < 0)
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      const Value& v = g.values[n.outputs[o]];
+      int bad = -1;
+      for (int d = 0; d < metas[o].shape.size() && bad < 0; ++d) {
+        bool ok = v.sym_shape.empty() ? metas[o].shape[d] == v.shape[d]
+                                      : sym_match(v.sym_shape[d], metas[o].shape[d], &binds_[entry]);
+        if (!ok) bad = d;
+      }
+      if (bad < 0) continue;
+      f->kind = GuardKind::Op;
+      f->what =
+          fmt::format("the result of {} has another size than the trace's forms give at dim {}", op_name(op), bad);
+      f->subject = fmt::format("dim {} of the result of {}", bad, op_name(op));
+      f->expected = v.sym_shape.empty() ? std::to_string(v.shape[bad]) : sym_expected(v.sym_shape[bad], binds_[entry]);
+      f->actual = std::to_string(metas[o].shape[bad]);
+      f->where = current_source();
+      return false;
+    }
   return true;
 }
 
@@ -151,9 +194,18 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
 }
 
 bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out) {
+  // A dynamic candidate checks the sizes this call gives: infer once for all of them.
+  OutMeta metas[2];
+  bool inferred = false;
+  for (int e : candidates_)
+    if (!self && fn_->entries_[e].segments[segment_index_]->graph.dynamic) {
+      op_def(op).infer(in, a, metas);
+      inferred = true;
+      break;
+    }
   for (size_t i = 0; i < candidates_.size();) {
     GuardFailure f;
-    if (check_node(candidates_[i], op, in, a, self, &f))
+    if (check_node(candidates_[i], op, in, a, self, inferred ? metas : nullptr, &f))
       ++i;
     else
       drop_candidate(i, std::move(f));
@@ -210,12 +262,12 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
     // geometry comes from this call's input, as eager mode would give it.
     OutMeta m;
     op_def(op).infer(in, a, &m);
-    make_lazy_outputs(g, n, out);
+    make_lazy_outputs(g, n, out, inferred ? metas : nullptr);
     TensorImpl* p = out->back().impl();
     p->strides_ = m.strides;
     p->offset_ = m.offset;
   } else {
-    make_lazy_outputs(g, n, out);
+    make_lazy_outputs(g, n, out, inferred ? metas : nullptr);
   }
   return true;
 }
@@ -280,9 +332,23 @@ void Capture::switch_to_record() {
       if (si.node < node_k_) seg_.scalar_inputs.push_back(si);
     // The kept nodes carry this call's generator state and constants, as if it had recorded them.
     for (const NodePatch& p : patches_) p.apply(&seg_.nodes[p.node].attrs);
+    // ... and its sizes.
+    if (g.dynamic) instantiate(&seg_, node_k_, binds_[best_entry], bound_);
   } else if (best_entry >= 0) {
     const Entry& best = fn_->entries_[best_entry];
     prefix_.assign(best.segments.begin(), best.segments.end());
+  }
+  // The new entry shares the symbols of the prefix it keeps, at this call's values, if what it
+  // keeps uses them (else it starts afresh, and may become dynamic by other sizes).
+  bool keeps_symbols = false;
+  for (const auto& seg : prefix_) keeps_symbols |= seg->graph.dynamic;
+  for (const Value& v : seg_.values)
+    for (const SymExpr& e : v.sym_shape) keeps_symbols |= e.symbolic();
+  for (const Node& n : seg_.nodes) keeps_symbols |= !n.sym_attrs.empty();
+  if (keeps_symbols && best_entry >= 0 && !fn_->entries_[best_entry].symbols.empty()) {
+    syms_ = fn_->entries_[best_entry].symbols;
+    sym_now_ = binds_[best_entry];
+    for (size_t i = 0; i < syms_.size(); ++i) syms_[i].traced = sym_now_[i];
   }
   candidates_.clear();
   bound_.clear();

@@ -157,7 +157,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   std::vector<Tensor> slots;
   try {
     EagerScope eager;
-    RunInputs ri{&bound_, &patches_};
+    RunInputs ri{&bound_, &patches_, s.graph.dynamic ? &binds_[candidates_.front()] : nullptr};
     execute(s.graph, plan.get(), ri, &slots);
   } catch (...) {
     settle_failed_run(s.graph, slots);
@@ -242,6 +242,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
     seg->break_kind = break_event->break_kind;
     seg->break_where = break_event->where;
   }
+  generalize_segment();
   bool compiled = false;
   if (!fn_->options().eager_backend) {
     std::string key = structure_key(seg_) + seg->terminator();
@@ -254,7 +255,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   std::vector<Tensor> slots;
   try {
     EagerScope eager;  // kernels call ops internally: those must run, not record
-    execute(seg_, seg->plan.get(), RunInputs{}, &slots);
+    execute(seg_, seg->plan.get(), RunInputs{nullptr, nullptr, seg_.dynamic ? &sym_now_ : nullptr}, &slots);
   } catch (...) {
     settle_failed_run(seg_, slots);  // what ran stays done, as in eager; nothing runs twice
     throw;

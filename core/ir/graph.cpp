@@ -89,7 +89,7 @@ std::string print_node(const Graph& g, const Node& n, bool verbose) {
   std::string lhs;
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     const Value& v = g.values[n.outputs[i]];
-    lhs += (i ? ", " : "") + fmt::format("%{} : {}", n.outputs[i], meta_str(v.dtype, v.shape));
+    lhs += (i ? ", " : "") + fmt::format("%{} : {}", n.outputs[i], value_meta(v));
   }
   std::string name(op_name(n.op));
   if (n.target >= 0) name += "_";
@@ -112,7 +112,7 @@ std::string print_graph(const Graph& g, bool verbose) {
   for (int id : g.inputs) {
     const Value& v = g.values[id];
     std::string name = v.input_name.empty() ? std::string() : " '" + v.input_name + "'";
-    s += fmt::format("%{} : {} = input{}  ({})\n", id, meta_str(v.dtype, v.shape), name, input_kind_name(v.input_kind));
+    s += fmt::format("%{} : {} = input{}  ({})\n", id, value_meta(v), name, input_kind_name(v.input_kind));
   }
   // Float constants are read at each call: list them with the tensor inputs.
   for (const ScalarInput& si : g.scalar_inputs) {
@@ -164,6 +164,13 @@ template <typename T>
 void put(std::string& k, const T& v) {
   k.append(reinterpret_cast<const char*>(&v), sizeof(v));
 }
+// Field by field: the struct's padding bytes are not part of the key.
+void put_sym(std::string& k, const SymExpr& e) {
+  put(k, e.coef);
+  put(k, e.add);
+  put(k, e.a);
+  put(k, e.b);
+}
 void put_dims(std::string& k, const Dims& d) {
   put(k, static_cast<int8_t>(d.size()));
   for (int64_t x : d) put(k, x);
@@ -180,12 +187,26 @@ std::string structure_key(const Graph& g) {
     put_dims(k, v.strides);
     put(k, v.offset);
     put(k, v.requires_grad);
+    put(k, v.sym_strides.size());
+    for (const SymExpr& e : v.sym_strides) put_sym(k, e);
+  }
+  // A dynamic graph's plan reads its sizes from the call: it is not a static graph's.
+  if (g.dynamic) {
+    k.push_back('D');
+    for (const Value& v : g.values) {
+      put(k, v.sym_shape.size());
+      for (const SymExpr& e : v.sym_shape) put_sym(k, e);
+    }
   }
   for (const Node& n : g.nodes) {
     put(k, n.op);
     put(k, n.target);
     for (int i : n.inputs) put(k, i);
     put_attrs(n.attrs, false, &k);
+    for (const SymAttr& sa : n.sym_attrs) {
+      put(k, sa.slot);
+      put_sym(k, sa.e);
+    }
     // What each node made: its dtype can depend on the default dtype at record time (int / int),
     // and a plan's fused loops are typed.
     for (int o : n.outputs) put(k, g.values[o].dtype);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/ir/source.h"
+#include "core/ir/symbolic.h"
 #include "core/ops/registry.h"
 
 namespace dyn {
@@ -31,8 +32,12 @@ struct Value {
   bool requires_grad = false;
   // Graph inputs only:
   InputKind input_kind = InputKind::External;
-  std::string input_name;  // "a", "fc.weight"
-  Tensor input;            // the eager tensor read when the graph runs
+  std::string input_name;    // "a", "fc.weight"
+  Tensor input;              // the eager tensor read when the graph runs
+  uint8_t dynamic_dims = 0;  // inputs: dims marked dynamic (dyn.mark_dynamic, dynamic=True), bit d
+  // In a dynamic graph: each dim's (and an input's each stride's) form in the entry's symbols;
+  // empty: every one is the constant in shape (strides). A constant dim is SymExpr::constant.
+  std::vector<SymExpr> sym_shape, sym_strides;
 };
 
 struct Node {
@@ -44,6 +49,7 @@ struct Node {
   int target = -1;
   int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
   SourceStack where;
+  std::vector<SymAttr> sym_attrs;  // the ints of attrs that follow the symbols (dynamic graphs)
 };
 
 // A float constant that is an input of the graph (value_scalars): which node and field reads it,
@@ -61,11 +67,30 @@ struct Graph {
   std::vector<int> inputs;   // value ids, in order of first use
   std::vector<int> outputs;  // value ids the rest of the program still sees
   std::vector<ScalarInput> scalar_inputs;
+  bool dynamic = false;  // some size or int follows a symbol: replay checks and binds them
 
   int add_input(const Tensor& t, InputKind kind, std::string name);
   // Node count without inputs.
   size_t op_count() const { return nodes.size(); }
 };
+
+// ---- dynamic shapes (symbolic.cpp) ----
+// g is this call's trace; old, a trace of the same ops with other sizes (an earlier entry that
+// failed a size guard). Each input dim whose size differs (both at least 2) becomes a symbol
+// (one symbol for dims that differ alike), and every other int that differs is written as a form
+// in them. False, changing nothing, when the two are not the same ops or no size differs.
+// syms/now: the new entry's symbols and their values at this call (extended).
+bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, SymValues* now);
+// One trace: the dims of inputs marked dynamic become symbols, and the sizes and size arguments
+// equal to a symbol's value at this call are taken to follow it. True when g became dynamic.
+bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now);
+// A copied prefix of a dynamic trace made concrete for this call: its symbolic ints evaluated
+// under v, its values' geometry inferred again from the inputs this call bound (bound[id]).
+void instantiate(Graph* g, int nodes, const SymValues& v, const std::vector<Tensor>& bound);
+// "f32[s0, 16]": the metadata of a value, symbols where it has them.
+std::string value_meta(const Value& v);
+// The value's shape at this call: its sizes evaluated under v (shape itself when static).
+Dims eval_shape(const Value& val, const SymValues* v);
 
 // "%3 : f32[4, 8] = add(%1, %2)  # file.py:12  x = a + b", one node per line.
 std::string print_graph(const Graph& g, bool verbose = false);

@@ -110,6 +110,13 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
     p->apply(&patched);
     attrs = &patched;
   }
+  // A dynamic graph's size arguments are this call's.
+  if (r.syms && !n.sym_attrs.empty()) {
+    if (attrs != &patched) patched = n.attrs;
+    for (const SymAttr& sa : n.sym_attrs)
+      if (int64_t x; sym_eval(sa.e, *r.syms, &x)) set_int_slot(&patched, sa.slot, x);
+    attrs = &patched;
+  }
   std::vector<Tensor> in;
   in.reserve(n.inputs.size());
   for (int i : n.inputs) {
@@ -134,7 +141,7 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
     // The recorded value already says what infer would (the guards hold the inputs to what was
     // traced): allocate it and run the kernel, skipping inference on every replayed call.
     const Value& v = g.values[n.outputs[0]];
-    Tensor out = Tensor::empty(v.shape, v.dtype);
+    Tensor out = Tensor::empty(eval_shape(v, r.syms), v.dtype);
     d.kernel(in, *attrs, std::span<Tensor>(&out, 1));
     slots[n.outputs[0]] = std::move(out);
   } else {
@@ -175,7 +182,7 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
       if (plan && plan->steps[i].kind == StepKind::Fused) {
-        if (!run_fused(*plan->steps[i].fused, slots, r.patches))
+        if (!run_fused(*plan->steps[i].fused, slots, r.patches, r.syms))
           for (int node : fused_nodes(*plan->steps[i].fused)) {
             k = node;
             run_node(g, k, &plan->remap, slots, r);

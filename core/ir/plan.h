@@ -48,7 +48,9 @@ const NodePatch* find_patch(const NodePatches* p, int k);
 // Runs a fused step: reads its inputs from slots and stores a tensor for each of its outputs.
 // False, having done nothing, when its in-place writes would overlap another operand's memory at
 // this call: the caller then runs its nodes one by one.
-bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches = nullptr);
+// syms: a dynamic graph's sizes at this call.
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches = nullptr,
+               const SymValues* syms = nullptr);
 // "fused    %3 = mul(%0, %1); %4 = tanh(%3) -> %4 (block loop over f32[1024])"
 std::string print_fused(const Graph& g, const FusedLoop& f);
 
@@ -72,10 +74,11 @@ std::shared_ptr<Plan> compile_plan(const Graph& g);
 std::string print_plan(const Graph& g, const Plan& plan);
 
 // What a replayed call supplies instead of the recorded graph's own: its input tensors (by value
-// id), and per node its random generator state and float constants.
+// id), per node its random generator state and float constants, and its sizes.
 struct RunInputs {
   const std::vector<Tensor>* bound = nullptr;
   const NodePatches* patches = nullptr;
+  const SymValues* syms = nullptr;  // a dynamic graph: the values this call bound its symbols to
 };
 
 // Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the

@@ -120,6 +120,7 @@ std::string event_json(const Event& e) {
     s += ", \"hint\": " + json_string(e.failures.empty() ? std::string() : e.failures.front().hint);
     // The one source the recompile is blamed on (the summary of :why-recompile groups by its key).
     Cause c = cause_of(e.failures);
+    s += ", \"dynamic\": " + json_string(e.dynamic);
     s += fmt::format(", \"cause\": {{\"key\": {}, \"value\": {}, \"first\": {}, \"where\": {}, \"hint\": {}}}",
                      json_string(c.key), json_string(c.value), json_string(c.first), json_string(c.where),
                      json_string(c.hint));

@@ -40,7 +40,7 @@ def forget_definitions():
 class CompiledFunction:
     """A function (or nn.Module) compiled with dyn.compile. Call it like the original."""
 
-    def __init__(self, fn, *, fullgraph, cache_limit, backend, name, _count=True):
+    def __init__(self, fn, *, fullgraph, cache_limit, backend, name, dynamic=None, _count=True):
         from . import nn
 
         if isinstance(fn, CompiledFunction):
@@ -73,7 +73,8 @@ class CompiledFunction:
         recreated = _definitions.get(key, 0) if _count and key[0] is not None else 0
         if _count and key[0] is not None:
             _definitions[key] = recreated + 1
-        self._state = _dyn._compiled_state(_unique_name(name), fullgraph, cache_limit, backend, recreated, site)
+        self._state = _dyn._compiled_state(_unique_name(name), fullgraph, cache_limit, backend, recreated, site,
+                                           dynamic)
         try:
             params = inspect.signature(target).parameters.values()
             self._arg_names = tuple(
@@ -194,12 +195,51 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="d
         _warn_once(f"dyn.compile: unknown mode {mode!r}; ignored (known: {', '.join(m for m in _MODES if m)})")
     if options:
         _warn_once(f"dyn.compile: options {sorted(options)} are ignored by dyn")
-    if dynamic is True:
-        _warn_once("dyn.compile: dynamic=True is not supported yet; shapes are specialized (a new shape recompiles)")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise TypeError(f"dyn.compile: dynamic must be None, True or False, got {dynamic!r}")
 
     def make(f):
         if disable:
             return f
-        return CompiledFunction(f, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name)
+        return CompiledFunction(f, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name,
+                                dynamic=dynamic)
 
     return make if fn is None else make(fn)
+
+
+def _dims_of(fn, t, index):
+    if not isinstance(t, _dyn.Tensor):
+        raise TypeError(f"dyn.{fn}: expected a dyn tensor, got {type(t).__name__}")
+    dims = list(index) if isinstance(index, (list, tuple, set)) else [index]
+    out = []
+    for d in dims:
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise TypeError(f"dyn.{fn}: dim must be an int (or a list of ints), got {d!r}")
+        if not -t.dim() <= d < t.dim():
+            raise IndexError(f"dyn.{fn}: dim {d} is out of range for a tensor of shape {list(t.shape)} "
+                             f"(expected a dim in [{-t.dim()}, {t.dim() - 1}])")
+        out.append(d % t.dim())
+    return out
+
+
+def mark_dynamic(t, index, **kwargs):
+    """Mark dim(s) `index` of t dynamic: a compiled call that t enters keeps them symbolic (s0, ...)
+    from its first trace, so other sizes reuse the graph (no recompile). As in PyTorch, sizes 0
+    and 1 stay specialized. min/max keywords are accepted and not enforced."""
+    for d in _dims_of("mark_dynamic", t, index):
+        if t.shape[d] < 2:
+            _warn_once(f"dyn.mark_dynamic: dim {d} of a tensor of shape {list(t.shape)} has size {t.shape[d]}; "
+                       "sizes 0 and 1 stay specialized (as in PyTorch), so it is not dynamic in this call")
+        _dyn._mark_dynamic(t, d, True)
+
+
+def maybe_mark_dynamic(t, index):
+    """Like mark_dynamic (dyn never raises for a dim that stays specialized)."""
+    mark_dynamic(t, index)
+
+
+def mark_static(t, index=None):
+    """Undo mark_dynamic for dim(s) `index` (every dim when None)."""
+    dims = range(t.dim()) if index is None else _dims_of("mark_static", t, index)
+    for d in dims:
+        _dyn._mark_dynamic(t, d, False)

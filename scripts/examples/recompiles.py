@@ -1,7 +1,7 @@
 """Why did it recompile? Guards, the cache and the reason for every recompile.
 
 Run it with:  build/repl/dynrepl scripts/examples/recompiles.py
-then try      :why-recompile f    :guards f    :graph f[0].0
+then try      :why-recompile f    :guards f    :graph f[1].0
 """
 import dyn
 
@@ -15,7 +15,8 @@ def f(x, scale, steps=1):
 
 f(dyn.randn(4, 8), 0.5)  # compile: entry f[0]
 f(dyn.randn(4, 8), 0.7)  # cache hit: a float is an input of the graph, read at each call
-f(dyn.randn(6, 8), 0.5)  # recompile: the size of x changed
+f(dyn.randn(6, 8), 0.5)  # recompile: the size of x changed, so dim 0 of x becomes dynamic (s0)
+f(dyn.randn(9, 8), 0.5)  # cache hit: f[1] serves every size >= 2 of that dim
 f(dyn.randn(4, 8), 0.5, steps=2)  # recompile: the Python int steps decides how many ops run
 
 for e in dyn.debug.events("recompile", f):

@@ -44,8 +44,9 @@ class Base(unittest.TestCase):
         self.assertTrue(same_file(f["file"], file_of(fn)), f["file"])
         self.assertEqual(f["source"], source_at(fn, line))
 
-    def two_situations(self, fn, make_a, make_b, kind, expected, actual, marker, what=None, hint=None):
-        """Calls A A B A B A B; returns the one failure of the one recompile (call 3, entry 1)."""
+    def two_situations(self, fn, make_a, make_b, kind, expected, actual, marker, what=None, hint=None, made=""):
+        """Calls A A B A B A B; returns the one failure of the one recompile (call 3, entry 1).
+        made: what the recompile made dynamic, as its reason says it."""
         cf = dyn.compile(fn)
         after_b = None
         for call, s in enumerate("AABABAB", 1):
@@ -64,7 +65,9 @@ class Base(unittest.TestCase):
         self.assertEqual(hits, [(0, 1), (0, 1), (1, 1), (0, 1), (1, 1)])
         ev = only_recompile(self, cf)
         self.assertEqual(ev["entry"], 1)
-        self.assertEqual(ev["reason"], f"call 3 of '{cf.name}': no cache entry served it; new entry {cf.name}[1]")
+        self.assertEqual(ev["reason"], f"call 3 of '{cf.name}': no cache entry served it; new entry {cf.name}[1]"
+                         + (f"; {made}" if made else ""))
+        self.assertEqual(ev["dynamic"], made)
         (f,) = ev["failures"]
         self.check_failure(f, fn, kind, expected, actual, marker, what, hint)
         (g,) = dyn.debug.events("guard_failure", cf)
@@ -89,19 +92,22 @@ class TestIssueExample(Base):
         self.assertEqual([(e["entry"], e["count"]) for e in dyn.debug.events("cache_hit", f)], [(0, 1)])
         r1, r2 = dyn.debug.events("recompile", f)
         n = f.name
-        self.assertEqual(r1["reason"], f"call 3 of '{n}': no cache entry served it; new entry {n}[1]")
+        self.assertEqual(r1["reason"], f"call 3 of '{n}': no cache entry served it; new entry {n}[1]; "
+                                       "x.size(0) became dynamic as s0 (sizes 4 and 6 seen)")
         self.assertEqual(r2["reason"], f"call 4 of '{n}': no cache entry served it; new entry {n}[2]")
         self.assertEqual((r1["entry"], r2["entry"]), (1, 2))
         (a,) = r1["failures"]
         self.check_failure(a, scale_relu, "tensor_input", "4", "6", "# MUL",
-                           what="tensor 'x' (argument) size mismatch at dim 0", hint="dim 0")
+                           what="tensor 'x' (argument) size mismatch at dim 0", hint="the recompile makes it dynamic")
         b0, b1 = r2["failures"]
         self.check_failure(b0, scale_relu, "constant", "2", "3", "# MUL",
                            what="constant 'scale' (argument) of mul changed", hint="pass it as a tensor")
         self.assertEqual(b0["cause"], f"`scale` changed from 2 to 3 (used at {os.path.basename(__file__)}:"
                                       f"{line_of(scale_relu, '# MUL')})")
         self.assertEqual((r2["cause"]["key"], r2["cause"]["value"], r2["cause"]["first"]), ("`scale`", "3", "2"))
-        self.check_failure(b1, scale_relu, "tensor_input", "6", "4", "# MUL", entry=1)
+        # entry 1 is dynamic in dim 0 (it takes x of 4 rows): only the int scale stops it
+        self.check_failure(b1, scale_relu, "constant", "2", "3", "# MUL", entry=1,
+                           what="constant 'scale' (argument) of mul changed")
         self.assertIn(r2["hint"], (b0["hint"], b1["hint"]))
         self.assertTrue(r2["hint"])
         self.assertEqual(len(dyn.debug.events("guard_failure", f)), 3)
@@ -149,7 +155,8 @@ class TestTensorInput(Base):
 
     def test_shape(self):
         self.two_situations(plus_one, lambda: (randt(3, 8),), lambda: (randt(3, 5),), "tensor_input", "8", "5",
-                            "# X_ENTERS", what="tensor 'x' (argument) size mismatch at dim 1", hint="dim 1")
+                            "# X_ENTERS", what="tensor 'x' (argument) size mismatch at dim 1", hint="dyn.mark_dynamic(x, 1)",
+                            made="x.size(1) became dynamic as s0 (sizes 8 and 5 seen)")
 
     def test_ndim(self):
         f = self.two_situations(plus_one, lambda: (randt(3),), lambda: (randt(3, 1),), "tensor_input",

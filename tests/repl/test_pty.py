@@ -166,8 +166,8 @@ class PtyTest(unittest.TestCase):
     def test_script_then_prompt(self):
         r = self.start("scripts/examples/recompiles.py")  # on a TTY the REPL opens after the script
         out = r.expect(PROMPT)
-        self.assertIn(b"calls 4, cache hits 1, compiles 3, recompiles 2", out)
-        self.assertRegex(r.run(b":stats"), rb"calls 4  cache hits 1  compiles 3  recompiles 2")
+        self.assertIn(b"calls 5, cache hits 2, compiles 3, recompiles 2", out)
+        self.assertRegex(r.run(b":stats"), rb"calls 5  cache hits 2  compiles 3  recompiles 2")
         self.assertEqual(r.quit(), 0)
 
     def test_complete_command_name(self):
@@ -288,11 +288,11 @@ class PtyTest(unittest.TestCase):
     def test_continue_from_stopped_prompt(self):
         r = self.start("--break", "recompile:f", "scripts/examples/recompiles.py")
         r.expect(STOPPED)
-        r.run(b":continue", b"call 4 of 'f'")
+        r.run(b":continue", b"call 5 of 'f'")
         r.expect(STOPPED)
         r.run(b":delete 1", STOPPED)
         out = r.run(b":continue")
-        self.assertIn(b"calls 4, cache hits 1, compiles 3, recompiles 2", out)
+        self.assertIn(b"calls 5, cache hits 2, compiles 3, recompiles 2", out)
         r.line(b":quit")
         self.assertEqual(r.wait(), 0)
 

@@ -55,7 +55,7 @@ class StdinTest(unittest.TestCase):
                                    garbage(11) + b"print('scale is', scale)\n:continue\n:continue\n")
         self.assertEqual(status, 0, err[-2000:])
         self.assertIn(b"scale is 0.5", out)
-        self.assertIn(b"calls 4, cache hits 1, compiles 3, recompiles 2", out)
+        self.assertIn(b"calls 5, cache hits 2, compiles 3, recompiles 2", out)
 
     def test_binary_garbage_reports_one_error_line_each(self):
         status, out, err = dynrepl(["--no-color"], b"\xff\xfe\x80 abc\n\xc3(\nprint('alive')\n")

@@ -14,6 +14,13 @@ std::string cse_key(const Node& n, const std::vector<int>& remap) {
   put(n.op);
   for (int i : n.inputs) put(remap[i]);
   put_attrs(n.attrs, true, &k);
+  // Two nodes alike in the traced call but not in the next one (a size that is a symbol in one,
+  // a constant of the same value in the other) are not one.
+  for (const SymAttr& sa : n.sym_attrs) {
+    put(sa.slot);
+    put(sa.e.coef), put(sa.e.add), put(sa.e.a), put(sa.e.b);
+  }
+  k.push_back(';');
   return k;
 }
 }  // namespace

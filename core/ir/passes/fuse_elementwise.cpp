@@ -39,6 +39,7 @@ struct FusedLoop {
   };
   DType dtype = DType::Float32;
   Dims shape;
+  std::vector<SymExpr> sym_shape;  // a dynamic graph's: the loop's shape at each call
   std::vector<int> nodes;
   std::vector<int> inputs;   // value ids read (after CSE's remap)
   std::vector<int> outputs;  // value ids written
@@ -52,6 +53,9 @@ const std::vector<int>& fused_outputs(const FusedLoop& f) { return f.outputs; }
 namespace {
 
 bool contiguous(const Value& v) { return v.strides == contiguous_strides(v.shape); }
+
+// The same shape at every call, not only in the traced one.
+bool same_shape(const Value& a, const Value& b) { return a.shape == b.shape && a.sym_shape == b.sym_shape; }
 
 // Whether v is a whole buffer (made by a kernel, or a graph input), possibly after in-place writes
 // into it, rather than a view of one.
@@ -68,7 +72,7 @@ bool fusable(const Graph& g, const Plan& plan, const Node& n) {
     // In place: into a whole buffer of the loop's layout, not into a view of one.
     int t = plan.remap[n.target];
     if (!whole_buffer(g, t) || !contiguous(g.values[t]) || g.values[t].dtype != out.dtype ||
-        g.values[t].shape != out.shape)
+        !same_shape(g.values[t], out))
       return false;
   }
   FormulaKind k = formula_of(n.op);
@@ -175,11 +179,12 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
       const Value& v = g.values[n.outputs[0]];
       b.f->dtype = v.dtype;
       b.f->shape = v.shape;
+      b.f->sym_shape = v.sym_shape;
       b.add(s.node);
       while (j + 1 < plan->steps.size() && kernel_step(j + 1)) {
         int k = plan->steps[j + 1].node;
         const Value& w = g.values[g.nodes[k].outputs[0]];
-        if (!fusable(g, *plan, g.nodes[k]) || w.dtype != v.dtype || w.shape != v.shape || !b.can_add(k)) break;
+        if (!fusable(g, *plan, g.nodes[k]) || w.dtype != v.dtype || !same_shape(w, v) || !b.can_add(k)) break;
         b.add(k);
         ++j;
       }
@@ -282,14 +287,14 @@ bool overlap(const Storage* a, const Storage* b) {
 }
 
 template <typename T>
-bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches) {
+bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots, const NodePatches* patches) {
   // A plan is shared by graphs of the same structure key, which includes every node's dtype; an
   // operand of another dtype here would be read as the wrong type, so run node by node instead.
   for (int v : f.inputs)
     if (slots[v].dtype() != f.dtype) return false;
   std::vector<Reader<T>> readers;
   readers.reserve(f.inputs.size());
-  for (int v : f.inputs) readers.emplace_back(slots[v], f.shape);
+  for (int v : f.inputs) readers.emplace_back(slots[v], shape);
   // A buffer written in place must be laid out as the loop walks it, and no other operand may
   // share its memory (a block would read what another block already wrote): else the caller
   // runs the nodes one by one.
@@ -307,11 +312,11 @@ bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches
     }
   std::vector<Tensor> outs;
   outs.reserve(f.outputs.size());
-  for (size_t i = 0; i < f.outputs.size(); ++i) outs.push_back(Tensor::empty(f.shape, f.dtype));
+  for (size_t i = 0; i < f.outputs.size(); ++i) outs.push_back(Tensor::empty(shape, f.dtype));
   std::vector<T*> out_ptr;
   for (Tensor& t : outs) out_ptr.push_back(t.data<T>());
   int64_t numel = 1;
-  for (int64_t d : f.shape) numel *= d;
+  for (int64_t d : shape) numel *= d;
   // Registers: one block per input, per node and per scalar operand, as long as a block or the
   // whole tensor if that is shorter (a small graph's loop then touches a few cache lines).
   const int64_t bs = std::min<int64_t>(block::kBlock, std::max<int64_t>(numel, 1));
@@ -375,8 +380,13 @@ bool run_typed(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches
 
 }  // namespace
 
-bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches) {
-  return f.dtype == DType::Float64 ? run_typed<double>(f, slots, patches) : run_typed<float>(f, slots, patches);
+bool run_fused(const FusedLoop& f, std::vector<Tensor>& slots, const NodePatches* patches, const SymValues* syms) {
+  Dims shape = f.shape;
+  if (syms && !f.sym_shape.empty())
+    for (int d = 0; d < shape.size(); ++d)
+      if (int64_t x; sym_eval(f.sym_shape[d], *syms, &x)) shape[d] = x;
+  return f.dtype == DType::Float64 ? run_typed<double>(f, shape, slots, patches)
+                                   : run_typed<float>(f, shape, slots, patches);
 }
 
 std::string print_fused(const Graph& g, const FusedLoop& f) {
@@ -396,7 +406,11 @@ std::string print_fused(const Graph& g, const FusedLoop& f) {
   for (const FusedLoop::Instr& ins : f.code)
     if (ins.write_input >= 0) in_place += (in_place.empty() ? "%" : ", %") + std::to_string(ins.value);
   if (!in_place.empty()) outs += (outs.empty() ? "" : "; ") + std::string("in place: ") + in_place;
-  return fmt::format("{} -> {} (one pass over {})", body, outs, meta_str(f.dtype, f.shape));
+  return fmt::format("{} -> {} (one pass over {})", body, outs, [&] {
+    Value v;
+    v.dtype = f.dtype, v.shape = f.shape, v.sym_shape = f.sym_shape;
+    return value_meta(v);
+  }());
 }
 
 }  // namespace dyn

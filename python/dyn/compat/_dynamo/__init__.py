@@ -3,6 +3,7 @@ import _dyn
 
 from ... import debug as _debug
 from ..._compile import compile as _compile_fn
+from ..._compile import mark_dynamic, mark_static, maybe_mark_dynamic  # noqa: F401
 
 
 class _Config:
@@ -30,18 +31,6 @@ def optimize(backend="inductor", nopython=False, **kwargs):
 
 def disable(fn=None, recursive=True):
     return fn if fn is not None else (lambda f: f)
-
-
-def mark_dynamic(t, index, **kwargs):
-    """Accepted; dyn specializes shapes (a new size recompiles)."""
-
-
-def mark_static(t, index=None):
-    pass
-
-
-def maybe_mark_dynamic(t, index):
-    pass
 
 
 def allow_in_graph(fn):

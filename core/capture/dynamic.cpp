@@ -1,0 +1,49 @@
+// Dynamic shapes at a recompile: the segment a call recorded becomes a dynamic one where an
+// earlier entry traced the same ops with other sizes (automatic dynamic shapes), or where sizes
+// were marked dynamic. See Note [dynamic shapes] in core/ir/symbolic.cpp.
+#include <fmt/format.h>
+
+#include "core/capture/capture.h"
+
+namespace dyn {
+
+void Capture::generalize_segment() {
+  if (fn_->options().dynamic == 0 || new_entry_ < 0 || seg_.nodes.empty()) return;
+  size_t before = syms_.size();
+  bool paired = false;
+  auto pair_with = [&](int e) {
+    if (e < 0 || e >= fn_->num_entries()) return false;
+    const Entry& old = fn_->entries_[e];
+    if (segment_index_ >= static_cast<int>(old.segments.size())) return false;
+    return generalize_pair(old.segments[segment_index_]->graph, &seg_, &syms_, &sym_now_);
+  };
+  // Symbols come from one earlier trace at a time: once a segment of this call was compared with
+  // an entry, the later ones are compared with the same entry's.
+  if (pair_entry_ >= 0) {
+    paired = pair_with(pair_entry_);
+  } else if (syms_.empty()) {
+    // The newest entry of the same ops with other sizes (a static one: a dynamic entry that did
+    // not fit is compared through its own trace's sizes, which its forms no longer describe).
+    for (auto it = failures_.rbegin(); it != failures_.rend() && !paired; ++it)
+      if (it->kind != GuardKind::GlobalState && pair_with(it->entry)) {
+        paired = true;
+        pair_entry_ = it->entry;
+      }
+  }
+  if (!paired) generalize_by_value(&seg_, &syms_, &sym_now_);
+  if (syms_.size() == before || recompile_event_ < 0) return;
+  // The recompile that made sizes dynamic says so.
+  Event* ev = CaptureLog::get().mutable_event(recompile_event_);
+  if (!ev) return;
+  std::string made;
+  for (size_t i = before; i < syms_.size(); ++i) {
+    made += fmt::format("{}{} became dynamic as s{}", made.empty() ? "" : ", ", syms_[i].source, i);
+    if (syms_[i].sample >= 0) made += fmt::format(" (sizes {} and {} seen)", syms_[i].sample, syms_[i].traced);
+  }
+  ev->reason += "; " + made;
+  ev->dynamic = made;
+  ev->details += (ev->details.empty() ? "" : "\n") + std::string("dynamic shapes: ") + made +
+                 "; this entry serves every size >= 2 of it";
+}
+
+}  // namespace dyn
