@@ -79,6 +79,8 @@ std::string operands(const Node& n) {
     if (i != n.target) parts.push_back(val(i));
   std::string a = lhs ? std::string() : format_attrs(n.op, n.attrs);
   if (!a.empty()) parts.push_back(a);
+  // A dynamic graph's size arguments: the traced numbers above, and the forms they follow.
+  if (!lhs && !n.sym_attrs.empty()) parts.push_back("{" + sym_attrs_str(n.op, n.sym_attrs) + "}");
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
   return s;
 }

@@ -99,6 +99,24 @@ std::string int_slot_name(OpId op, int s) {
   return fmt::format("number {} of {}", s - kMaxDims - 3, op_name(op));
 }
 
+std::string sym_attrs_str(OpId op, const std::vector<SymAttr>& attrs) {
+  std::string s;
+  for (const SymAttr& sa : attrs) {
+    std::string name;
+    if (sa.slot < kMaxDims) {
+      name = fmt::format("size[{}]", sa.slot);
+    } else if (sa.slot >= kMaxDims + 4) {
+      static const char* kArange[] = {"start", "end", "step"};
+      name = op == OpId::arange ? kArange[sa.slot - kMaxDims - 4] : fmt::format("number{}", sa.slot - kMaxDims - 3);
+    } else {
+      static const char* kNames[] = {"dim", "start", "stop", "step"};
+      name = op == OpId::select && sa.slot == kMaxDims + 1 ? "index" : kNames[sa.slot - kMaxDims];
+    }
+    s += (s.empty() ? "" : ", ") + name + "=" + sa.e.str();
+  }
+  return s;
+}
+
 bool sym_eval(const SymExpr& e, const SymValues& v, int64_t* out) {
   if (!e.symbolic()) {
     *out = e.add;

@@ -34,6 +34,9 @@ void set_int_slot(Attrs* a, int s, int64_t v);
 // "size 1 of view", "the stop of slice": slot s of op's attributes in words.
 std::string int_slot_name(OpId op, int s);
 
+// "size[1]=s0, stop=s0 - 1": a node's size arguments that follow the symbols, for printing.
+std::string sym_attrs_str(OpId op, const std::vector<SymAttr>& attrs);
+
 // One symbol of a cache entry: where it was first seen and its sizes in the traces it came from.
 struct SymInfo {
   std::string source;   // "x.size(0)", "dim 1 of %3"

@@ -1,0 +1,233 @@
+"""Dynamic shapes: a size that changes becomes a symbol at the recompile (automatic dynamic), or
+from the first call (dyn.mark_dynamic, dynamic=True); later sizes replay the same graph, every
+result bitwise equal to eager mode; a size the forms do not give recompiles instead of running
+a wrong graph.
+"""
+import os
+import sys
+import unittest
+
+import dyn
+import dyn.nn.functional as F
+from compiletest import assert_same, copy_tensor, randt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "examples"))
+import sampling  # noqa: E402  (the README's example: a tiny GPT sampling loop)
+
+
+def counts():
+    c = dyn.debug.counters()
+    return {k: c[k] for k in ("calls", "cache_hits", "compiles", "recompiles", "fallbacks")}
+
+
+def mlp_forward(x, w1, b1, w2):
+    h = (x @ w1 + b1).relu()
+    return (h @ w2).softmax(dim=-1)
+
+
+class TestAutomaticDynamic(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_ten_batch_sizes_one_recompile(self):
+        w1, b1, w2 = randt(16, 32, seed=1), randt(32, seed=2), randt(32, 5, seed=3)
+        f = dyn.compile(mlp_forward)
+        sizes = [8, 8, 3, 17, 5, 64, 2, 9, 31, 8, 4]
+        for i, b in enumerate(sizes):
+            x = randt(b, 16, seed=10 + i)
+            assert_same(self, mlp_forward(x, w1, b1, w2), f(x, w1, b1, w2), f"batch {b}")
+        self.assertEqual(counts()["recompiles"], 1)
+        (ev,) = dyn.debug.events("recompile", f)
+        self.assertEqual(ev["dynamic"], "x.size(0) became dynamic as s0 (sizes 8 and 3 seen)")
+        self.assertIn("x.size(0) became dynamic as s0", ev["reason"])
+        guards = dyn.debug.guards(f)
+        self.assertEqual(len(guards), 2)
+        self.assertIn("shape_symbol: s0 = x.size(0), 2 <= s0 (sizes 8 and 3 seen)", "\n".join(guards[1]))
+        self.assertIn("tensor 'x' (argument) is %0 f32[s0, 16] with strides [16, 1]", "\n".join(guards[1]))
+        self.assertNotIn("s0", "\n".join(guards[0]), "the first entry stays static")
+        (g,) = [g for g in dyn.debug.graphs(f) if g.entry == 1]
+        self.assertIn("f32[s0, 5] = softmax", g.text())
+
+    def test_sizes_zero_and_one_stay_specialized(self):
+        w1, b1, w2 = randt(16, 32, seed=1), randt(32, seed=2), randt(32, 5, seed=3)
+        f = dyn.compile(mlp_forward)
+        for i, b in enumerate([4, 6, 1, 9, 1]):
+            x = randt(b, 16, seed=i)
+            assert_same(self, mlp_forward(x, w1, b1, w2), f(x, w1, b1, w2), f"batch {b}")
+        self.assertEqual(counts()["recompiles"], 2, "4->6 makes s0; 1 gets an entry of its own")
+        ev = dyn.debug.events("recompile", f)[1]
+        (one,) = [x for x in ev["failures"] if x["entry"] == 1]
+        self.assertEqual((one["expected"], one["actual"]), ("s0 (a size >= 2)", "1"))
+        self.assertIn("sizes 0 and 1 are specialized", one["hint"])
+
+    def test_growing_sequence_sampling_loop(self):
+        dyn.manual_seed(0)
+        model = sampling.GPT().eval()
+        compiled = dyn.compile(model)
+        idx = dyn.zeros(1, 1, dtype=dyn.int64)
+        with dyn.no_grad():
+            for step in range(30):
+                want = model(idx)
+                got = compiled(idx)
+                assert_same(self, want, got, f"step {step}")
+                idx = dyn.cat([idx, want.argmax(-1, keepdim=True)], dim=1)
+        c = counts()
+        self.assertLessEqual(c["recompiles"], 2)
+        self.assertEqual(c["fallbacks"], 0)
+        self.assertEqual(c["cache_hits"], 30 - 1 - c["recompiles"])
+        dynamic = [e["dynamic"] for e in dyn.debug.events("recompile", compiled) if e["dynamic"]]
+        self.assertEqual(dynamic, ["idx.size(1) became dynamic as s0 (sizes 2 and 3 seen)"])
+        g = [g for g in dyn.debug.graphs(compiled) if g.entry == 2][0]
+        # the positions' arange and the mask's slice follow the length
+        self.assertIn("arange(0, 3, 1, dtype=int64, {end=s0})", g.text())
+        self.assertRegex(g.text(), r"f32\[s0, s0\] = slice\(.*\{stop=s0\}")
+
+    def test_training_with_ragged_last_batch_and_lr_halving(self):
+        def make():
+            dyn.manual_seed(0)
+            m = dyn.nn.Sequential(dyn.nn.Linear(6, 16), dyn.nn.GELU(), dyn.nn.Linear(16, 3))
+            return m, dyn.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.1)
+
+        def step(m, o, x, y):
+            o.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            o.step()
+            return loss
+
+        model, opt = make()
+        twin, twin_opt = make()
+        sched = dyn.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        twin_sched = dyn.optim.lr_scheduler.StepLR(twin_opt, step_size=1, gamma=0.5)
+        train = dyn.compile(step)
+        batches = [12, 12, 12, 12, 7]
+        data = [(randt(b, 6, seed=20 + i), dyn.randint(0, 3, (b,))) for i, b in enumerate(batches)]
+        for epoch in range(5):
+            for i, (x, y) in enumerate(data):
+                want = step(twin, twin_opt, copy_tensor(x), copy_tensor(y))
+                assert_same(self, want, train(model, opt, x, y), f"epoch {epoch} batch {i}")
+            sched.step()
+            twin_sched.step()
+            for (n, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
+                assert_same(self, q, p, f"epoch {epoch} {n}")
+        self.assertEqual(counts()["recompiles"], 1)
+        (ev,) = dyn.debug.events("recompile", train)
+        self.assertEqual(ev["dynamic"], "x.size(0) became dynamic as s0 (sizes 12 and 7 seen)")
+        # the ragged batch's entry serves any batch size: one more size is a hit
+        x, y = randt(5, 6, seed=99), dyn.randint(0, 3, (5,))
+        assert_same(self, step(twin, twin_opt, copy_tensor(x), copy_tensor(y)), train(model, opt, x, y))
+        self.assertEqual(counts()["recompiles"], 1)
+
+    def test_two_dims_that_changed_alike_share_a_symbol_and_must_stay_equal(self):
+        def f(x, y):
+            return x * 2.0 + y
+
+        cf = dyn.compile(f)
+        for a, b in [(4, 4), (6, 6), (9, 9), (5, 7)]:
+            x, y = randt(a, 3, seed=a), randt(b, 1, seed=b)
+            if a != b:
+                with self.assertRaises(RuntimeError):
+                    f(x, randt(b, 3))
+                y = randt(1, 3, seed=b)
+            assert_same(self, f(x, y), cf(x, y), f"{a}, {b}")
+        self.assertEqual(counts()["recompiles"], 2)
+        ev = dyn.debug.events("recompile", cf)[1]
+        self.assertTrue(any(x["entry"] == 1 and "size mismatch at dim 0" in x["what"] for x in ev["failures"]))
+
+    def test_a_form_that_stops_holding_recompiles(self):
+        def head(x):
+            n = min(x.shape[1], 6)  # follows the size up to 6, then stays 6
+            return x[:, :n] * 2.0
+
+        cf = dyn.compile(head)
+        for t in [4, 5, 9, 12, 5]:
+            x = randt(2, t, seed=t)
+            assert_same(self, head(x), cf(x), f"length {t}")
+        self.assertEqual(counts()["recompiles"], 2, "4->5 makes s0; 9 does not give stop=s0")
+        ev = dyn.debug.events("recompile", cf)[1]
+        (f1,) = [x for x in ev["failures"] if x["entry"] == 1]
+        self.assertEqual(f1["what"], "the stop argument of slice does not follow the sizes it followed when traced")
+        self.assertEqual((f1["expected"], f1["actual"]), ("s0 (= 9)", "6"))
+
+    def test_a_data_dependent_size_breaks_the_graph(self):
+        def pick(x):
+            kept = x[x > 0]  # its size depends on the values: a graph break
+            return kept * 3.0, x.sum(0)
+
+        cf = dyn.compile(pick)
+        for i, b in enumerate([4, 6, 8, 5]):
+            x = randt(b, 3, seed=40 + i)
+            assert_same(self, pick(x), cf(x), f"batch {b}")
+        self.assertGreaterEqual(len(dyn.debug.events("graph_break", cf)), 1)
+
+
+class TestMarkedDynamic(unittest.TestCase):
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_mark_dynamic_before_the_first_call_never_recompiles(self):
+        dyn.manual_seed(0)
+        model = dyn.nn.Sequential(dyn.nn.Linear(16, 32), dyn.nn.ReLU(), dyn.nn.Linear(32, 4))
+        f = dyn.compile(model)
+        for i, b in enumerate([8, 3, 17, 5, 64, 9, 2]):
+            x = randt(b, 16, seed=i)
+            dyn.mark_dynamic(x, 0)
+            assert_same(self, model(x), f(x), f"batch {b}")
+        self.assertEqual(counts()["recompiles"], 0)
+        self.assertEqual(counts()["compiles"], 1)
+        (g,) = dyn.debug.guards(f)
+        self.assertIn("shape_symbol: s0 = input.size(0), 2 <= s0 (marked dynamic, 8 when traced)", "\n".join(g))
+
+    def test_dynamic_true_and_false(self):
+        def f(x):
+            return x.sum(1) * 2.0
+
+        both = dyn.compile(f, dynamic=True)
+        for b, t in [(3, 4), (5, 7), (2, 9)]:
+            x = randt(b, t, seed=b)
+            assert_same(self, f(x), both(x))
+        self.assertEqual(counts()["recompiles"], 0)
+        static = dyn.compile(f, dynamic=False)
+        for b in [3, 5, 2]:
+            x = randt(b, 4, seed=b)
+            assert_same(self, f(x), static(x))
+        self.assertEqual(counts()["recompiles"], 2, "dynamic=False: every size is its own entry")
+
+    def test_torch_dynamo_spelling(self):
+        import torch  # inside dynrepl, torch is dyn
+        import torch._dynamo
+
+        x = randt(6, 4)
+        torch._dynamo.mark_dynamic(x, 0)
+        f = torch.compile(lambda t: t * 2.0)
+        f(x)
+        y = randt(9, 4)
+        torch._dynamo.mark_dynamic(y, 0)
+        assert_same(self, y * 2.0, f(y))
+        self.assertEqual(counts()["recompiles"], 0)
+
+    def test_bad_input(self):
+        x = randt(3, 4)
+        with self.assertRaisesRegex(IndexError, r"dim 2 is out of range for a tensor of shape \[3, 4\] "
+                                                r"\(expected a dim in \[-2, 1\]\)"):
+            dyn.mark_dynamic(x, 2)
+        with self.assertRaisesRegex(TypeError, "expected a dyn tensor, got list"):
+            dyn.mark_dynamic([1, 2], 0)
+        with self.assertRaisesRegex(TypeError, "dim must be an int"):
+            dyn.mark_dynamic(x, "0")
+        with self.assertRaisesRegex(TypeError, "dynamic must be None, True or False"):
+            dyn.compile(lambda t: t, dynamic="yes")
+        one = randt(1, 4)
+        with self.assertWarnsRegex(UserWarning, "sizes 0 and 1 stay specialized"):
+            dyn.mark_dynamic(one, 0)
+        dyn.mark_dynamic(x, -1)  # negative dims count from the end
+        dyn.mark_static(x)
+        f = dyn.compile(lambda t: t + 1.0)
+        f(x)
+        assert_same(self, randt(3, 5) + 1.0, f(randt(3, 5)))
+        self.assertEqual(counts()["recompiles"], 1, "mark_static undid the mark")
+
+
+if __name__ == "__main__":
+    unittest.main()
