@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the benchmark's peers (bench/setup.sh), then runs every benchmark through dynrepl:
 # eager ops (bench_eager.py), capture costs (bench_capture.py), replay (bench_replay.py),
-# training tokens/s (bench_train.py).
+# training tokens/s (bench_train.py), the backend (bench_backend.py), a sampling loop under
+# dynamic shapes (bench_sampling.py).
 # Usage: bash bench/run.sh [--quick] [--json FILE]   (--json applies to the eager benchmark)
 set -euo pipefail
 
@@ -25,3 +26,5 @@ echo
 "$bin" --real-torch "$root/bench/bench_train.py" "${quick[@]}"
 echo
 "$bin" --real-torch --batch "$root/bench/bench_backend.py" "${quick[@]}"
+echo
+"$bin" --real-torch --batch "$root/bench/bench_sampling.py" "${quick[@]}"

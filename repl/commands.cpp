@@ -269,7 +269,8 @@ const std::vector<Command>& commands() {
       {"graph", "[ID or FN] [-v]", "one graph, one node per line with its source line",
        "Shows a graph (ID like f[0].1), every segment of a cache entry (f[0]), or of a function's newest entry (f); "
        "without an argument the newest graph. Each node: value, dtype and shape, op, operands, and the user's "
-       "file:line and source text. -v adds the callers of each node's line and the plan the graph runs as: what each "
+       "file:line and source text; in a dynamic graph, sizes are symbols (f32[s0, 16]) and a node's size arguments "
+       "show the forms they follow ({end=s0}). -v adds the callers of each node's line and the plan the graph runs as: what each "
        "pass did and its steps (kernel, view, in_place, fused, free).",
        CompleteWith::Graphs, cmd_graph},
       {"breaks", "[FN]", "every graph break: where, what Python asked for, why, a hint",
@@ -278,14 +279,16 @@ const std::vector<Command>& commands() {
        CompleteWith::Functions, cmd_breaks},
       {"guards", "[FN]", "the guards of each cache entry, one per line",
        "For each cache entry of FN (or of every compiled function): every check a call must pass to be served by it "
-       "(tensor inputs by source, aliasing, ops, int and bool constants, float inputs read at each call, observed "
-       "branch values, global state), each with its source line.",
+       "(tensor inputs by source, with symbols s0, s1 for dynamic sizes; shape_symbol: what each symbol is and its "
+       "range; aliasing, ops, int and bool constants, float inputs read at each call, observed branch values, global "
+       "state), each with its source line.",
        CompleteWith::Functions, cmd_guards},
       {"why-recompile", "[FN]", "the recompiles grouped by cause, then which guard each older entry failed",
        "First a summary per function: its recompiles grouped by cause (the Python value or tensor property that "
        "changed, the values it took, where it is used, a hint). Then for each recompile: the call that triggered "
        "it and the new entry, one line per older entry with the first guard it failed (kind, expected vs actual), "
-       "the source line, the Python value that changed since that entry was traced, and a hint when one is known.",
+       "the source line, the Python value that changed since that entry was traced, and a hint when one is known. "
+       "A recompile that made sizes dynamic says which (x.size(0) became dynamic as s0), in the summary too.",
        CompleteWith::Functions, cmd_why},
       {"events", "[KIND] [FN]", "the event history, filterable",
        "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "
