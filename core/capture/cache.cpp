@@ -169,7 +169,10 @@ void Capture::register_entry() {
     Naming naming(this);
     e.values = namer_->values();
   }
-  if (e.segments.empty()) return;  // the function ran no op at all: nothing to cache
+  if (e.segments.empty()) {  // the function ran no op at all: nothing to cache, nothing recompiled
+    retract_recompile();
+    return;
+  }
   for (size_t k = 0; k < e.segments.size(); ++k)
     e.graph_ids.push_back(fmt::format("{}[{}].{}", fn_->name(), new_entry_, k));
   fn_->entries_.push_back(std::move(e));

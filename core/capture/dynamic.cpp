@@ -21,14 +21,30 @@ void Capture::generalize_segment() {
   // an entry, the later ones are compared with the same entry's.
   if (pair_entry_ >= 0) {
     paired = pair_with(pair_entry_);
-  } else if (syms_.empty()) {
-    // The newest entry of the same ops with other sizes (a static one: a dynamic entry that did
-    // not fit is compared through its own trace's sizes, which its forms no longer describe).
-    for (auto it = failures_.rbegin(); it != failures_.rend() && !paired; ++it)
-      if (it->kind != GuardKind::GlobalState && pair_with(it->entry)) {
+  } else if (prefix_.empty()) {
+    // The newest entry of the same ops with other sizes. What this call kept of a dynamic entry's
+    // first segment (and its symbols) is compared afresh: a size that entry guessed wrong (s0
+    // where s0 - 1 was meant) is then learned from the two traces.
+    Graph kept = seg_;
+    std::vector<SymInfo> kept_syms = syms_;
+    SymValues kept_now = sym_now_;
+    for (auto it = failures_.rbegin(); it != failures_.rend() && !paired; ++it) {
+      if (it->kind == GuardKind::GlobalState) continue;
+      clear_symbols(&seg_);
+      syms_.clear();
+      sym_now_.clear();
+      before = 0;
+      if (pair_with(it->entry)) {
         paired = true;
         pair_entry_ = it->entry;
       }
+    }
+    if (!paired) {
+      seg_ = std::move(kept);
+      syms_ = std::move(kept_syms);
+      sym_now_ = std::move(kept_now);
+      before = syms_.size();
+    }
   }
   if (!paired) generalize_by_value(&seg_, &syms_, &sym_now_);
   if (syms_.size() == before || recompile_event_ < 0) return;

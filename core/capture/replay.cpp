@@ -245,12 +245,17 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
   for (size_t i = 0; values && !moved && i < candidates_.size(); ++i)
     moved =
         changed_values(op, fn_->entries_[candidates_[i]].segments[segment_index_]->graph.nodes[node_k_].attrs, a) != 0;
-  if (random || moved) {
+  // An int number that follows the sizes (x * x.shape[0]) is this call's too, fused or not.
+  unsigned sized = 0;
+  for (int e : candidates_)
+    for (const SymAttr& sa : fn_->entries_[e].segments[segment_index_]->graph.nodes[node_k_].sym_attrs)
+      if (sa.slot >= kMaxDims + 4) sized |= 1u << (sa.slot - kMaxDims - 4);
+  if (random || moved || sized) {
     NodePatch p;
     p.node = node_k_;
     p.rng = random;
     p.seed = a.seed, p.offset = a.offset;
-    p.values = moved ? values : 0;
+    p.values = (moved ? values : 0) | sized;
     p.scalar[0] = a.scalar, p.scalar[1] = a.scalar2, p.scalar[2] = a.scalar3;
     patches_.push_back(p);
   }

@@ -84,6 +84,8 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
 // One trace: the dims of inputs marked dynamic become symbols, and the sizes and size arguments
 // equal to a symbol's value at this call are taken to follow it. True when g became dynamic.
 bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now);
+// Forgets every form: the graph as a plain trace of this call's sizes.
+void clear_symbols(Graph* g);
 // A copied prefix of a dynamic trace made concrete for this call: its symbolic ints evaluated
 // under v, its values' geometry inferred again from the inputs this call bound (bound[id]).
 void instantiate(Graph* g, int nodes, const SymValues& v, const std::vector<Tensor>& bound);

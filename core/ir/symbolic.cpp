@@ -206,12 +206,15 @@ bool fit_pair(int64_t a, int64_t b, const std::vector<SymInfo>& syms, SymExpr* o
         return true;
       }
     }
-  for (int i = 0; i < n; ++i) {  // c*s + d
+  // c*s + d with c >= 1 (a shifted sequence, a padded one, numel - 1 of a [s, 3] tensor). Two
+  // samples fit any line, so a falling one is not believed: -23*s0 + 216 through (8, 32) and
+  // (9, 9) is a coincidence, not a form.
+  for (int i = 0; i < n; ++i) {
     if (!usable(i)) continue;
     int64_t ds = syms[i].traced - syms[i].sample;
     if (ds == 0 || (b - a) % ds) continue;
     int64_t c = (b - a) / ds;
-    if (c == 0) continue;
+    if (c < 1) continue;
     *out = SymExpr{c, a - c * syms[i].sample, static_cast<int8_t>(i), -1};
     return true;
   }
@@ -219,7 +222,7 @@ bool fit_pair(int64_t a, int64_t b, const std::vector<SymInfo>& syms, SymExpr* o
 }
 
 // A form in the symbols that gives x at this call, guessed from one trace.
-bool fit_value(int64_t x, const std::vector<SymInfo>& syms, const SymValues& now, SymExpr* out) {
+bool fit_value(int64_t x, const std::vector<SymInfo>& syms, const SymValues& now, bool products, SymExpr* out) {
   const int n = static_cast<int>(syms.size());
   if (x < 2) return false;
   for (int i = 0; i < n; ++i)
@@ -227,7 +230,7 @@ bool fit_value(int64_t x, const std::vector<SymInfo>& syms, const SymValues& now
       *out = SymExpr{1, 0, static_cast<int8_t>(i), -1};
       return true;
     }
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n && products; ++i)
     for (int j = i; j < n; ++j)
       if (now[i] >= 2 && now[j] >= 2 && x == now[i] * now[j]) {
         *out = SymExpr{1, 0, static_cast<int8_t>(i), static_cast<int8_t>(j)};
@@ -266,10 +269,6 @@ bool size_like(OpId op, int s) {
   }
 }
 
-// Whether slot s of op may follow the symbols: the run reads it from the call's attributes. A
-// binary op's number is baked into a fused loop, so an int there stays a constant.
-bool may_follow(OpId op, int s) { return s < kMaxDims + 4 || op == OpId::arange; }
-
 void mark_dynamic_flag(Graph* g) {
   g->dynamic = false;
   for (const Value& v : g->values)
@@ -287,8 +286,9 @@ void set_dim_form(std::vector<SymExpr>* forms, const Dims& concrete, int d, SymE
 }  // namespace
 
 bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
-  // The same ops, wiring and dtypes: only ints may differ.
-  if (old.dynamic || g->dynamic || old.values.size() != g->values.size() || old.nodes.size() != g->nodes.size() ||
+  // The same ops, wiring and dtypes: only ints may differ. A dynamic old trace is compared by the
+  // sizes it was traced with.
+  if (g->dynamic || old.values.size() != g->values.size() || old.nodes.size() != g->nodes.size() ||
       old.inputs != g->inputs)
     return false;
   for (size_t i = 0; i < g->values.size(); ++i) {
@@ -322,6 +322,20 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
       }
     }
   }
+  // A size argument that differs while no input's size does (a tensor read only for its shape:
+  // ones(x.shape[0])) is a symbol of its own, bound by the argument itself.
+  for (size_t k = 0; k < g->nodes.size(); ++k)
+    for (int s = 0; s < kIntSlots; ++s) {
+      int64_t x, y;
+      SymExpr e;
+      if (!size_like(g->nodes[k].op, s) || !int_slot(old.nodes[k].attrs, s, &x) ||
+          !int_slot(g->nodes[k].attrs, s, &y) || x == y || x < 2 || y < 2 || fit_pair(x, y, *syms, &e))
+        continue;
+      syms->push_back(SymInfo{fmt::format("{} (%{})", int_slot_name(g->nodes[k].op, s),
+                                          g->nodes[k].outputs.empty() ? -1 : g->nodes[k].outputs[0]),
+                              y, x});
+      now->push_back(y);
+    }
   if (syms->size() == before && before == 0) return false;
   // Every int that differs, written in them; one that fits no form stays this trace's constant.
   auto form = [&](int64_t x, int64_t y, SymExpr* e) { return x != y && fit_pair(x, y, *syms, e); };
@@ -329,7 +343,9 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
     const Value& a = old.values[i];
     Value& b = g->values[i];
     for (int d = 0; d < b.shape.size(); ++d)
-      if (SymExpr e; form(a.shape[d], b.shape[d], &e)) set_dim_form(&b.sym_shape, b.shape, d, e);
+      // An input's size 0 or 1 stays specialized: it is not a point of a line.
+      if (SymExpr e; !(b.producer < 0 && (a.shape[d] < 2 || b.shape[d] < 2)) && form(a.shape[d], b.shape[d], &e))
+        set_dim_form(&b.sym_shape, b.shape, d, e);
     if (b.producer < 0 && a.strides.size() == b.strides.size())
       for (int d = 0; d < b.strides.size(); ++d)
         if (SymExpr e; form(a.strides[d], b.strides[d], &e)) set_dim_form(&b.sym_strides, b.strides, d, e);
@@ -340,7 +356,7 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
     for (int s = 0; s < kIntSlots; ++s) {
       int64_t x, y;
       SymExpr e;
-      if (may_follow(b.op, s) && int_slot(a.attrs, s, &x) && int_slot(b.attrs, s, &y) && form(x, y, &e))
+      if (int_slot(a.attrs, s, &x) && int_slot(b.attrs, s, &y) && form(x, y, &e))
         b.sym_attrs.push_back(SymAttr{static_cast<int8_t>(s), e});
     }
   }
@@ -363,13 +379,18 @@ bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
   }
   if (syms->empty()) return false;
   for (Value& v : g->values) {
+    // A parameter's or buffer's size is its own (a 16-row embedding is not s0*s0 at a batch of 4).
+    bool state = v.producer < 0 && (v.input_kind == InputKind::Parameter || v.input_kind == InputKind::Attribute ||
+                                    v.input_kind == InputKind::OptimizerState);
+    if (state) continue;
     for (int d = 0; d < v.shape.size(); ++d)
-      if (SymExpr e; (v.sym_shape.empty() || !v.sym_shape[d].symbolic()) && fit_value(v.shape[d], *syms, *now, &e))
+      if (SymExpr e; (v.sym_shape.empty() || !v.sym_shape[d].symbolic()) &&
+                     fit_value(v.shape[d], *syms, *now, v.producer >= 0, &e))
         set_dim_form(&v.sym_shape, v.shape, d, e);
     if (v.producer < 0)
       for (int d = 0; d < v.strides.size(); ++d)
         if (SymExpr e;
-            (v.sym_strides.empty() || !v.sym_strides[d].symbolic()) && fit_value(v.strides[d], *syms, *now, &e))
+            (v.sym_strides.empty() || !v.sym_strides[d].symbolic()) && fit_value(v.strides[d], *syms, *now, true, &e))
           set_dim_form(&v.sym_strides, v.strides, d, e);
   }
   for (Node& n : g->nodes)
@@ -378,10 +399,17 @@ bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
       if (!size_like(n.op, s) || !int_slot(n.attrs, s, &x)) continue;
       bool has = false;
       for (const SymAttr& sa : n.sym_attrs) has |= sa.slot == s;
-      if (SymExpr e; !has && fit_value(x, *syms, *now, &e)) n.sym_attrs.push_back(SymAttr{static_cast<int8_t>(s), e});
+      if (SymExpr e; !has && fit_value(x, *syms, *now, true, &e))
+        n.sym_attrs.push_back(SymAttr{static_cast<int8_t>(s), e});
     }
   mark_dynamic_flag(g);
   return g->dynamic;
+}
+
+void clear_symbols(Graph* g) {
+  for (Value& v : g->values) v.sym_shape.clear(), v.sym_strides.clear();
+  for (Node& n : g->nodes) n.sym_attrs.clear();
+  g->dynamic = false;
 }
 
 void instantiate(Graph* g, int nodes, const SymValues& v, const std::vector<Tensor>& bound) {

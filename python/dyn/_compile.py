@@ -210,6 +210,8 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="d
 def _dims_of(fn, t, index):
     if not isinstance(t, _dyn.Tensor):
         raise TypeError(f"dyn.{fn}: expected a dyn tensor, got {type(t).__name__}")
+    if t.dim() == 0:
+        raise IndexError(f"dyn.{fn}: a 0-d tensor has no dims to mark")
     dims = list(index) if isinstance(index, (list, tuple, set)) else [index]
     out = []
     for d in dims:
@@ -222,20 +224,20 @@ def _dims_of(fn, t, index):
     return out
 
 
-def mark_dynamic(t, index, **kwargs):
+def mark_dynamic(t, index, *, min=None, max=None, _fn="mark_dynamic"):
     """Mark dim(s) `index` of t dynamic: a compiled call that t enters keeps them symbolic (s0, ...)
     from its first trace, so other sizes reuse the graph (no recompile). As in PyTorch, sizes 0
-    and 1 stay specialized. min/max keywords are accepted and not enforced."""
-    for d in _dims_of("mark_dynamic", t, index):
+    and 1 stay specialized. min and max are accepted and not enforced."""
+    for d in _dims_of(_fn, t, index):
         if t.shape[d] < 2:
-            _warn_once(f"dyn.mark_dynamic: dim {d} of a tensor of shape {list(t.shape)} has size {t.shape[d]}; "
+            _warn_once(f"dyn.{_fn}: dim {d} of a tensor of shape {list(t.shape)} has size {t.shape[d]}; "
                        "sizes 0 and 1 stay specialized (as in PyTorch), so it is not dynamic in this call")
         _dyn._mark_dynamic(t, d, True)
 
 
 def maybe_mark_dynamic(t, index):
     """Like mark_dynamic (dyn never raises for a dim that stays specialized)."""
-    mark_dynamic(t, index)
+    mark_dynamic(t, index, _fn="maybe_mark_dynamic")
 
 
 def mark_static(t, index=None):

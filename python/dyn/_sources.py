@@ -63,6 +63,7 @@ class _Walk:
         self._seen = set()
         self._index = {}  # id(tensor) -> its place in tensors
         self.param_names = {}  # id(parameter) -> its name, for optimizer state keys
+        self.module_names = {}  # id(module) -> its name, for the numbers a module's forward passes on
 
     def walk(self, obj, name, kind, depth=0):
         if _is(obj, _Tensor):
@@ -85,6 +86,7 @@ class _Walk:
             return
         if _is(obj, _Module):
             self._seen.add(id(obj))
+            self.module_names[id(obj)] = name
             self._module(obj, name, depth)
         elif _is(obj, _Optimizer):
             self._seen.add(id(obj))
@@ -317,6 +319,12 @@ class Sources:
             if up is None:
                 break
             f, text = f.f_back, up
+        if text is None or (_is_library(f) and not (text[0] == "name" and _simple_access(text[1]))):
+            # A number one of dyn's modules passes on (LayerNorm's eps): the attribute of the module
+            # whose forward is running, by the module's path.
+            named = self._module_attribute(f, value)
+            if named is not None:
+                return named
         if text is None:
             return None
         if text[0] == "literal":
@@ -344,7 +352,30 @@ class Sources:
                 matches = [m for m in matches if key and _last_key(m[1]) == key]
             if len(matches) == 1:
                 return matches[0]
+        named = self._module_attribute(f, value)
+        if named is not None:
+            return named
         return ("local", f"{text[1]} in {f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno}")
+
+    def _module_attribute(self, frame, value):
+        """("attribute", "model.blocks[0].ln1.eps") when a forward of one of dyn's modules is running
+        below frame and that module has exactly one float attribute equal to value. Only dyn's own
+        frames are looked into (their `self`), never the user's."""
+        names = self._collect().module_names
+        f = frame
+        while f is not None and _is_library(f):
+            if f.f_code.co_name == "forward" and f.f_code.co_argcount and f.f_code.co_varnames[0] == "self":
+                m = f.f_locals.get("self")
+                path = names.get(id(m))
+                d = _instance_dict(m) if path is not None else None
+                if d is not None:
+                    hits = [k for k, v in d.items() if type(v) is float and not k.startswith("_") and
+                            (v == value or (v != v and value != value))]
+                    if len(hits) == 1:
+                        return ("attribute", f"{path}.{hits[0]}")
+                return None
+            f = f.f_back
+        return None
 
 
 def _is_library(frame):
@@ -382,19 +413,42 @@ def _last_key(text):
 
 
 def _kind_of(frame, text, sources):
+    """The kind of an expression's source: an argument of the compiled function, a local, a closure
+    cell or a global; an expression reading several (1.0 / math.sqrt(d)) takes the nearest."""
     try:
         names = [n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)]
     except SyntaxError:
         names = []
-    root = names[0] if names else _root_of(text)
     code = frame.f_code
-    if root in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
-        return "argument" if code is getattr(sources.owner._fn, "__code__", None) else "local"
-    if root in code.co_freevars:
-        return "closure"
-    if root in code.co_varnames or root in code.co_cellvars:
-        return "local"
+
+    def kind(root):
+        if root in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            return "argument" if code is getattr(sources.owner._fn, "__code__", None) else "local"
+        if root in code.co_freevars:
+            return "closure"
+        if root in code.co_varnames or root in code.co_cellvars:
+            return "local"
+        return "global"
+
+    kinds = {kind(n) for n in names} if names else {kind(_root_of(text))}
+    for k in ("argument", "local", "closure"):
+        if k in kinds:
+            return k
     return "global"
+
+
+def _float_literal(e):
+    """The value of float("-inf"), float('nan') and the like: a literal written as a call."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        v = _float_literal(e.operand)
+        return None if v is None else -v
+    if (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1
+            and not e.keywords and isinstance(e.args[0], ast.Constant) and type(e.args[0].value) in (str, int)):
+        try:
+            return float(e.args[0].value)
+        except ValueError:
+            return None
+    return None
 
 
 _operands = {}
@@ -479,6 +533,9 @@ def _operand_text(frame, value, side):
     for e in exprs:
         c = e.operand if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) else e
         if isinstance(c, ast.Constant) and _is_number(c.value) and (c.value if c is e else -c.value) == value:
+            return ("literal", ast.unparse(e))
+        v = _float_literal(e)
+        if v is not None and "float" not in frame.f_globals and (v == value or (v != v and value != value)):
             return ("literal", ast.unparse(e))
     local = _local_names(frame.f_code)
     candidates = []

@@ -229,5 +229,93 @@ class TestMarkedDynamic(unittest.TestCase):
         self.assertEqual(counts()["recompiles"], 1, "mark_static undid the mark")
 
 
+class TestFoundByDifferentialRuns(unittest.TestCase):
+    """Recompile counts a differential run of many size sequences found too high (results were
+    always right); each is held here."""
+
+    def setUp(self):
+        dyn.debug.reset()
+
+    def run_sizes(self, f, sizes, make, **kw):
+        cf = dyn.compile(f, **kw)
+        for i, n in enumerate(sizes):
+            args = make(n, i)
+            assert_same(self, f(*args), cf(*args), f"size {n}")
+        return cf
+
+    def test_sizes_derived_from_a_marked_dim_are_learned_at_one_recompile(self):
+        def shift(x):
+            return x[:, :-1] - x[:, 1:]
+
+        for kw in ({}, {"dynamic": True}):
+            dyn.debug.reset()
+            self.run_sizes(shift, [4, 6, 9, 7, 5, 8], lambda n, i: (randt(3, n, seed=i),), **kw)
+            self.assertEqual(counts()["recompiles"], 1, kw)
+        dyn.debug.reset()
+        cf = dyn.compile(shift)
+        for i, n in enumerate([4, 6, 9, 7, 5]):
+            x = randt(3, n, seed=i)
+            dyn.mark_dynamic(x, 1)
+            assert_same(self, shift(x), cf(x))
+        self.assertEqual(counts()["recompiles"], 1, "the guess s0 for the slice's size is corrected once")
+        (g,) = [g for g in dyn.debug.graphs(cf) if g.entry == 1]
+        self.assertIn("f32[3, s0 - 1] = slice", g.text())
+
+    def test_an_argument_read_only_for_its_shape(self):
+        self.run_sizes(lambda x, y: y * dyn.ones(x.shape[0], 1), [4, 6, 9, 7, 5],
+                       lambda n, i: (randt(n, seed=i), randt(3, seed=9)))
+        self.assertEqual(counts()["recompiles"], 1)
+        (ev,) = dyn.debug.events("recompile")
+        self.assertIn("size argument 0 of full", ev["dynamic"])
+
+    def test_ints_computed_from_sizes(self):
+        for f in (lambda x: x * x.shape[0], lambda x: x.sum(0) / len(x), lambda x: x.var(0), lambda x: x.std()):
+            dyn.debug.reset()
+            self.run_sizes(f, [4, 8, 12, 16, 20, 24, 28, 32], lambda n, i: (randt(n, 3, seed=i),))
+            self.assertEqual(counts()["recompiles"], 1)
+
+    def test_a_first_call_whose_slice_is_clamped(self):
+        self.run_sizes(lambda x: x[:, 5:] * 2.0, [4, 6, 9, 16, 7, 8, 10, 12], lambda n, i: (randt(2, n, seed=i),))
+        self.assertEqual(counts()["recompiles"], 2, "4 gives an empty slice; 6 vs 9 gives s0 - 5")
+        self.assertEqual(counts()["fallbacks"], 0)
+
+    def test_parameters_stay_static_under_dynamic_true(self):
+        emb = dyn.nn.Embedding(16, 3)
+
+        def f(idx, m):
+            return m(idx).sum()
+
+        cf = self.run_sizes(f, [4, 3, 5, 2, 6, 7], lambda n, i: (dyn.randint(0, 16, (n, 8)), emb), dynamic=True)
+        self.assertEqual(counts()["recompiles"], 0)
+        (g,) = dyn.debug.guards(cf)
+        self.assertIn("tensor 'm.weight' (parameter) is %0 f32[16, 3]", "\n".join(g))
+
+    def test_sizes_zero_and_one_of_an_input_are_not_points_of_a_line(self):
+        def f(idx, w):
+            B, T = idx.shape
+            return w[idx].view(B * T, -1).sum(0)
+
+        w = randt(20, 3)
+        cf = self.run_sizes(f, [(4, 8), (1, 9), (1, 10), (1, 4)], lambda n, i: (dyn.randint(0, 20, n), w))
+        guards = "\n".join(dyn.debug.guards(cf)[1])
+        self.assertIn("tensor 'idx' (argument) is %1 i64[1, s0]", guards)
+        self.assertEqual(counts()["recompiles"], 1)
+
+    def test_a_call_that_records_nothing_is_no_recompile(self):
+        f = lambda x: F.pad(x, (0, max(0, 8 - x.shape[1])))  # noqa: E731  (no op at all from 8 on)
+        self.run_sizes(f, [4, 6, 9, 16, 7, 3], lambda n, i: (randt(2, n, seed=i),))
+        c = dyn.debug.counters()
+        self.assertEqual(c["recompiles"], c["compiles"] - 1)
+        self.assertEqual(len(dyn.debug.events("recompile")), c["recompiles"])
+
+    def test_more_bad_input(self):
+        with self.assertRaisesRegex(IndexError, "a 0-d tensor has no dims to mark"):
+            dyn.mark_dynamic(dyn.tensor(3.0), 0)
+        with self.assertRaisesRegex(IndexError, "dyn.maybe_mark_dynamic: dim 9 is out of range"):
+            dyn.maybe_mark_dynamic(randt(2, 3), 9)
+        with self.assertRaises(TypeError):
+            dyn.mark_dynamic(randt(2, 3), 0, foo=2)
+
+
 if __name__ == "__main__":
     unittest.main()
