@@ -79,7 +79,9 @@ class _Walk:
                     self.tensors[i] = (k, f"{n} = {name}", t)
             return
         if _plain(obj):
-            if len(self.values) < _MAX_VALUES:
+            # An optimizer's hyperparameters are kept past the cap: a large model's attributes must
+            # not crowd out the lr that a schedule changes.
+            if len(self.values) < _MAX_VALUES or (kind == "optimizer_state" and len(self.values) < 4 * _MAX_VALUES):
                 self.values.append((kind, name, obj))
             return
         if id(obj) in self._seen or depth > 24:
@@ -310,11 +312,24 @@ class Sources:
     def scalar(self, value, side=""):
         """(kind, name) of the number the op being issued got: ("literal", "0.5") when the code
         writes it as a number, None when nobody can tell (a constant of a backward formula)."""
-        f = sys._getframe(1)
+        top = sys._getframe(1)
+        named = self._scalar(top, value, side)
+        if named is None and _is_library(top):
+            # A number of dyn's own making (zeros' 0.0 inside a conv, a fused update's lr): the one
+            # user-visible path holding it, else a constant of that function.
+            matches = [(k, n) for k, n, v in self._collect().values if type(v) is float and v == value]
+            if len(matches) == 1:
+                return matches[0]
+            return ("literal", f"{value!r} in dyn's {top.f_code.co_name}")
+        return named
+
+    def _scalar(self, f, value, side):
         text = _operand_text(f, value, side)
+        if text is None and _is_library(f):
+            text = _argument_holding(f, value)
         # A helper of dyn's passes the number on: the expression its caller wrote is the better name.
         while text is not None and text[0] == "name" and _is_library(f) and text[1].isidentifier() \
-                and text[1] in f.f_code.co_varnames[:f.f_code.co_argcount] and _is_library(f.f_back):
+                and text[1] in f.f_code.co_varnames[:f.f_code.co_argcount] and f.f_back is not None:
             up = _operand_text(f.f_back, value, "")
             if up is None:
                 break
@@ -376,6 +391,16 @@ class Sources:
                 return None
             f = f.f_back
         return None
+
+
+def _argument_holding(frame, value):
+    """("name", arg) when exactly one argument of one of dyn's own functions holds the float value
+    (masked_fill's `value`): its caller's expression then names it. Only dyn's frames are read."""
+    code = frame.f_code
+    args = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    loc = frame.f_locals
+    hits = [a for a in args if type(loc.get(a)) is float and (loc[a] == value or (loc[a] != loc[a] and value != value))]
+    return ("name", hits[0]) if len(hits) == 1 else None
 
 
 def _is_library(frame):

@@ -360,6 +360,54 @@ class TestTrainingWithSchedules(unittest.TestCase):
         self.check_one_recompile_for_the_ragged_batch(cf)
 
 
+class TestNoAnonymousSource(unittest.TestCase):
+    """Numbers that dyn's own modules and functions pass on are named too: LayerNorm's eps by the
+    module's path, masked_fill's float('-inf') as the literal the user wrote, an optimizer's
+    hyperparameters even beside a model with hundreds of attributes, zeros' 0.0 inside dyn."""
+
+    def setUp(self):
+        dyn.debug.reset()
+
+    def check_named(self, cf):
+        text = "\n".join(line for entry in dyn.debug.guards(cf) for line in entry)
+        for anonymous in ("unnamed", "made outside", "tensor %"):
+            self.assertNotIn(anonymous, text)
+        return text
+
+    def test_layer_norm_eps_and_masked_fill_value(self):
+        class Block(dyn.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = dyn.nn.LayerNorm(4)
+
+            def forward(self, x, mask):
+                return self.ln(x).masked_fill(mask, float("-inf"))
+
+        model = dyn.nn.Sequential(Block(), Block())
+        cf = dyn.compile(lambda x, mask: model[1](model[0](x, mask), mask))
+        x, mask = randt(3, 4), randt(3, 4) > 0
+        cf(x, mask)
+        text = self.check_named(cf)
+        self.assertIn("layer_norm reads 'model[0].ln.eps' (attribute)", text)
+        self.assertIn("full reads the literal float('-inf')", text)
+
+    def test_optimizer_beside_a_large_model(self):
+        # 40 BatchNorms: well past the cap on plain values kept for explaining recompiles
+        model = dyn.nn.Sequential(*[dyn.nn.BatchNorm1d(4) for _ in range(40)], dyn.nn.Linear(4, 2))
+        opt = dyn.optim.SGD(model.parameters(), lr=0.1, weight_decay=1e-2)
+
+        def step(m, x, o):
+            o.zero_grad()
+            m(x).sum().backward()
+            o.step()
+
+        cf = dyn.compile(step)
+        cf(model, randt(8, 4), opt)
+        text = self.check_named(cf)
+        self.assertIn("'o.param_groups[0]['weight_decay']' (optimizer state)", text)
+        self.assertIn("'-o.param_groups[0]['lr']' (optimizer state)", text)
+
+
 def per_batch(sched):
     return isinstance(sched, dyn.optim.lr_scheduler.OneCycleLR)
 
