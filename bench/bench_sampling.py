@@ -6,18 +6,17 @@ dynamic shapes every length would be a graph of its own (and the cache limit wou
 Run: build/repl/dynrepl --real-torch bench/bench_sampling.py [--quick]
 Target (issue 17): compiled not slower than eager once warm; compiles <= 3.
 """
-import importlib.util
 import os
 import statistics
 import sys
 import time
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts", "examples"))
 
 import dyn  # noqa: E402
 import sampling  # noqa: E402
+from _torch_twin import Alias, load_with  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 NEW_TOKENS = 64
@@ -40,35 +39,12 @@ def timed(fn, trials):
     return statistics.median(times)
 
 
-class _Alias(types.ModuleType):
-    """A module that is `base` but for the attributes given."""
-
-    def __init__(self, name, base, **attrs):
-        super().__init__(name)
-        self._base = base
-        self.__dict__.update(attrs)
-
-    def __getattr__(self, attr):
-        return getattr(self._base, attr)
-
-
 def torch_sampling():
     """The example file run again with `import dyn` giving torch: the same model and loop."""
     import torch
 
-    stand_ins = {"dyn": _Alias("dyn", torch), "dyn.nn": torch.nn, "dyn.nn.functional": torch.nn.functional}
-    saved = {k: sys.modules.get(k) for k in stand_ins}
-    sys.modules.update(stand_ins)
-    try:
-        spec = importlib.util.spec_from_file_location("sampling_torch", sampling.__file__)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+    stand_ins = {"dyn": Alias("dyn", torch), "dyn.nn": torch.nn, "dyn.nn.functional": torch.nn.functional}
+    module = load_with(sampling.__file__, "sampling_torch", stand_ins)
     return sized(module), torch
 
 

@@ -6,18 +6,17 @@ the machine's measured BLAS speed).
 Run: build/repl/dynrepl bench/bench_train.py [--quick]
 Targets (issue 7): dyn compiled >= 2x PyTorch eager at the same thread count, and >= 1.3x dyn eager.
 """
-import importlib.util
 import math
 import os
 import statistics
 import sys
 import time
-import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "examples"))
 
 import dyn  # noqa: E402
 import tiny_transformer as tt  # noqa: E402
+from _torch_twin import Alias, load_with  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 STEPS = 5 if QUICK else 20
@@ -55,18 +54,6 @@ def dyn_step(compiled):
     return step, (tokens, targets)
 
 
-class _Alias(types.ModuleType):
-    """A module that is `base` but for the attributes given."""
-
-    def __init__(self, name, base, **attrs):
-        super().__init__(name)
-        self._base = base
-        self.__dict__.update(attrs)
-
-    def __getattr__(self, attr):
-        return getattr(self._base, attr)
-
-
 def torch_example():
     """The example file run again with `import dyn` giving torch, so that the peer runs the example's
     own model code, not a copy that could drift from it. That code keeps to the API the two libraries
@@ -81,20 +68,9 @@ def torch_example():
         def forward(self, x):
             return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1.1920928955078125e-07) * self.weight
 
-    nn = _Alias("dyn.nn", torch.nn, RMSNorm=RMSNorm)
-    stand_ins = {"dyn": _Alias("dyn", torch, nn=nn), "dyn.nn": nn, "dyn.nn.functional": torch.nn.functional}
-    saved = {name: sys.modules.get(name) for name in stand_ins}
-    spec = importlib.util.spec_from_file_location("tiny_transformer_torch", tt.__file__)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.update(stand_ins)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        for name, m in saved.items():
-            if m is None:
-                del sys.modules[name]
-            else:
-                sys.modules[name] = m
+    nn = Alias("dyn.nn", torch.nn, RMSNorm=RMSNorm)
+    stand_ins = {"dyn": Alias("dyn", torch, nn=nn), "dyn.nn": nn, "dyn.nn.functional": torch.nn.functional}
+    module = load_with(tt.__file__, "tiny_transformer_torch", stand_ins)
     return module, torch
 
 
