@@ -21,10 +21,11 @@ void Capture::generalize_segment() {
   // an entry, the later ones are compared with the same entry's.
   if (pair_entry_ >= 0) {
     paired = pair_with(pair_entry_);
-  } else if (prefix_.empty()) {
+  } else if ((prefix_.empty() && new_segments_.empty()) || syms_.empty()) {
     // The newest entry of the same ops with other sizes. What this call kept of a dynamic entry's
     // first segment (and its symbols) is compared afresh: a size that entry guessed wrong (s0
-    // where s0 - 1 was meant) is then learned from the two traces.
+    // where s0 - 1 was meant) is then learned from the two traces. Only while nothing of this
+    // call uses the symbols yet: a segment it recorded before keeps their numbers.
     Graph kept = seg_;
     std::vector<SymInfo> kept_syms = syms_;
     SymValues kept_now = sym_now_;

@@ -347,13 +347,17 @@ void Capture::switch_to_record() {
   // keeps uses them (else it starts afresh, and may become dynamic by other sizes).
   bool keeps_symbols = false;
   for (const auto& seg : prefix_) keeps_symbols |= seg->graph.dynamic;
-  for (const Value& v : seg_.values)
+  for (const Value& v : seg_.values) {
     for (const SymExpr& e : v.sym_shape) keeps_symbols |= e.symbolic();
+    for (const SymExpr& e : v.sym_strides) keeps_symbols |= e.symbolic();
+  }
   for (const Node& n : seg_.nodes) keeps_symbols |= !n.sym_attrs.empty();
+  if (!keeps_symbols) clear_symbols(&seg_);  // no form may name a symbol the new entry lacks
   if (keeps_symbols && best_entry >= 0 && !fn_->entries_[best_entry].symbols.empty()) {
     syms_ = fn_->entries_[best_entry].symbols;
     sym_now_ = binds_[best_entry];
-    for (size_t i = 0; i < syms_.size(); ++i) syms_[i].traced = sym_now_[i];
+    for (size_t i = 0; i < syms_.size(); ++i)
+      if (sym_now_[i] >= 0) syms_[i].traced = sym_now_[i];  // one this call has not met keeps its own
   }
   candidates_.clear();
   bound_.clear();

@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/ir/graph.h"
 
 namespace dyn {
@@ -117,24 +119,31 @@ std::string sym_attrs_str(OpId op, const std::vector<SymAttr>& attrs) {
   return s;
 }
 
+namespace {
+// A symbol index this call has a value slot for (a form from another numbering never reads past it).
+bool known_index(int i, const SymValues& v) { return i >= 0 && i < static_cast<int>(v.size()); }
+}  // namespace
+
 bool sym_eval(const SymExpr& e, const SymValues& v, int64_t* out) {
   if (!e.symbolic()) {
     *out = e.add;
     return true;
   }
+  if (!known_index(e.a, v) || (e.b >= 0 && !known_index(e.b, v))) return false;
   int64_t x = v[e.a];
   if (x < 0) return false;
   if (e.b >= 0) {
-    if (v[e.b] < 0) return false;
-    x *= v[e.b];
+    if (v[e.b] < 0 || __builtin_mul_overflow(x, v[e.b], &x)) return false;
   }
-  *out = e.coef * x + e.add;
-  return true;
+  return !__builtin_mul_overflow(e.coef, x, &x) && !__builtin_add_overflow(x, e.add, out);
 }
 
 bool sym_match(const SymExpr& e, int64_t x, SymValues* v) {
   int64_t y;
+  if (!e.symbolic()) return x == e.add;
+  if (!known_index(e.a, *v) || (e.b >= 0 && !known_index(e.b, *v))) return false;
   if (sym_eval(e, *v, &y)) return x == y;
+  if ((*v)[e.a] >= 0 && (e.b < 0 || (*v)[e.b] >= 0)) return false;  // bound, but the value overflows
   // One symbol unbound: x decides it, if it is a whole size of at least 2.
   int free_sym = (*v)[e.a] < 0 ? e.a : e.b;
   int64_t known = 1;
@@ -143,19 +152,22 @@ bool sym_match(const SymExpr& e, int64_t x, SymValues* v) {
     if ((*v)[other] < 0 && other != free_sym) return false;  // two unknowns: not decided here
     known = other == free_sym ? 0 : (*v)[other];
   }
+  int64_t r;
+  if (__builtin_sub_overflow(x, e.add, &r)) return false;
+  int64_t s;
   if (known == 0) {  // s*s: a square
-    int64_t r = x - e.add;
     if (e.coef == 0 || r % e.coef) return false;
     r /= e.coef;
-    int64_t s = 0;
-    while (s * s < r) ++s;
-    if (s * s != r || s < 2) return false;
-    (*v)[free_sym] = s;
-    return true;
+    if (r < 4) return false;
+    s = static_cast<int64_t>(std::sqrt(static_cast<long double>(r)));
+    while (s > 0 && (s > r / s)) --s;  // s*s <= r without overflowing
+    while (s + 1 <= r / (s + 1)) ++s;
+    if (s * s != r) return false;
+  } else {
+    int64_t den;
+    if (__builtin_mul_overflow(e.coef, known, &den) || den == 0 || r % den) return false;
+    s = r / den;
   }
-  int64_t den = e.coef * known;
-  if (den == 0 || (x - e.add) % den) return false;
-  int64_t s = (x - e.add) / den;
   if (s < 2) return false;
   (*v)[free_sym] = s;
   return true;
@@ -271,8 +283,10 @@ bool size_like(OpId op, int s) {
 
 void mark_dynamic_flag(Graph* g) {
   g->dynamic = false;
-  for (const Value& v : g->values)
+  for (const Value& v : g->values) {
     for (const SymExpr& e : v.sym_shape) g->dynamic |= e.symbolic();
+    for (const SymExpr& e : v.sym_strides) g->dynamic |= e.symbolic();
+  }
   for (const Node& n : g->nodes) g->dynamic |= !n.sym_attrs.empty();
 }
 
@@ -316,7 +330,7 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
       if (x == y || x < 2 || y < 2) continue;
       bool known = false;
       for (const SymInfo& s : *syms) known |= s.sample == x && s.traced == y;
-      if (!known) {
+      if (!known && syms->size() < kMaxSymbols) {
         syms->push_back(SymInfo{symbol_source(*g, id, d), y, x});
         now->push_back(y);
       }
@@ -371,7 +385,7 @@ bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
       if (!(v.dynamic_dims >> d & 1) || v.shape[d] < 2) continue;
       bool known = false;
       for (size_t i = 0; i < syms->size(); ++i) known |= (*now)[i] == v.shape[d];
-      if (!known) {
+      if (!known && syms->size() < kMaxSymbols) {
         syms->push_back(SymInfo{symbol_source(*g, id, d), v.shape[d], -1});
         now->push_back(v.shape[d]);
       }

@@ -44,6 +44,9 @@ struct SymInfo {
   int64_t sample = -1;  // in the earlier trace it was compared with; -1: marked dynamic, no other
 };
 
+// Symbols an entry may have: past these, sizes stay specialized (a symbol's index is an int8_t).
+constexpr size_t kMaxSymbols = 64;
+
 // The values of one call's symbols; -1 while not yet bound.
 using SymValues = std::vector<int64_t>;
 // e under v; false when a symbol of e is unbound.

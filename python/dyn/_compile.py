@@ -85,6 +85,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.cache_limit = cache_limit
         self.backend = backend
+        self.dynamic = dynamic
         if self._module is None:
             functools.update_wrapper(self, target)
         if _count:  # explain()'s private compile must not take over lookups of the original

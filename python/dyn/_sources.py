@@ -384,8 +384,8 @@ class Sources:
                 path = names.get(id(m))
                 d = _instance_dict(m) if path is not None else None
                 if d is not None:
-                    hits = [k for k, v in d.items() if type(v) is float and not k.startswith("_") and
-                            (v == value or (v != v and value != value))]
+                    hits = [k for k, v in d.items() if type(v) is float and type(k) is str and
+                            not k.startswith("_") and (v == value or (v != v and value != value))]
                     if len(hits) == 1:
                         return ("attribute", f"{path}.{hits[0]}")
                 return None
@@ -471,7 +471,7 @@ def _float_literal(e):
             and not e.keywords and isinstance(e.args[0], ast.Constant) and type(e.args[0].value) in (str, int)):
         try:
             return float(e.args[0].value)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
     return None
 

@@ -156,7 +156,7 @@ def explain(fn, *args, **kwargs):
     """Runs one call of dyn.compile(fn) afresh and reports its graphs and graph breaks."""
     c = _compile.lookup(fn)
     target = c.__wrapped__ if c is not None else fn
-    opts = {} if c is None else {"fullgraph": False, "backend": c.backend}
+    opts = {} if c is None else {"fullgraph": False, "backend": c.backend, "dynamic": c.dynamic}
     fresh = _compile.CompiledFunction(
         target, name=f"explain({c.name if c else getattr(target, '__name__', 'fn')})", cache_limit=8,
         _count=False, **({"fullgraph": False, "backend": "default"} | opts)

@@ -4,6 +4,7 @@ result bitwise equal to eager mode; a size the forms do not give recompiles inst
 a wrong graph.
 """
 import os
+import re
 import sys
 import unittest
 
@@ -315,6 +316,57 @@ class TestFoundByDifferentialRuns(unittest.TestCase):
             dyn.maybe_mark_dynamic(randt(2, 3), 9)
         with self.assertRaises(TypeError):
             dyn.mark_dynamic(randt(2, 3), 0, foo=2)
+
+
+class TestFoundByReview(unittest.TestCase):
+    """Symbol numbering across segments and prefixes: each once let a form name a symbol its entry
+    did not have (a read past the call's bindings)."""
+
+    def setUp(self):
+        dyn.debug.reset()
+
+    def test_a_later_segment_keeps_the_numbering_of_an_earlier_one(self):
+        def f(x, flag):
+            y = x * 2.0
+            if flag:
+                y = y + 1.0
+            r = y.sum(1)
+            s = r.sum().item()  # a graph break: segment 1 reads r
+            return r * s
+
+        cf = dyn.compile(f)
+        a = randt(4, 3)
+        assert_same(self, f(a, False), cf(a, False))
+        b = randt(6, 5, seed=1)
+        dyn.mark_dynamic(b, [0, 1])  # segment 0 guesses by value; segment 1 could pair with f[0]
+        assert_same(self, f(b, True), cf(b, True))
+        for i, n in enumerate([(7, 5), (8, 6), (3, 9), (7, 5)]):
+            c = randt(*n, seed=2 + i)
+            assert_same(self, f(c, True), cf(c, True), str(n))
+        for entry, guards in enumerate(dyn.debug.guards(cf)):
+            text = "\n".join(guards)
+            used = {int(m) for m in re.findall(r"\bs(\d+)\b", text)}
+            declared = {int(m) for m in re.findall(r"shape_symbol: s(\d+)", text)}
+            self.assertLessEqual(used, declared, f"entry {entry} names a symbol it lacks:\n{text}")
+
+    def test_a_stride_form_in_a_kept_prefix(self):
+        def g(x, y, flag):
+            a = x + 1.0
+            b = a * 2.0
+            if flag:
+                b = b - 1.0
+            return b, y * 2.0
+
+        cg = dyn.compile(g)
+        for i, (w, flag) in enumerate([(8, False), (16, False), (32, True), (32, True), (64, True), (24, False)]):
+            buf = randt(4, w, seed=i)
+            x, y = buf[:, :4], randt(w, seed=10 + i)  # x's row stride is the buffer's width
+            assert_same(self, g(x, y, flag), cg(x, y, flag), f"width {w} flag {flag}")
+        for guards in dyn.debug.guards(cg):
+            text = "\n".join(guards)
+            used = {int(m) for m in re.findall(r"\bs(\d+)\b", text)}
+            declared = {int(m) for m in re.findall(r"shape_symbol: s(\d+)", text)}
+            self.assertLessEqual(used, declared, text)
 
 
 if __name__ == "__main__":
