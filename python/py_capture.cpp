@@ -428,11 +428,11 @@ DYN_FAST(f_events) {
 DYN_FAST(f_counters) {
   parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
   const Counters& c = query::counters();
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
                        c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
                        "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
                        static_cast<Py_ssize_t>(query::graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
-                       "compile_s", c.compile_s, "execute_s", c.execute_s);
+                       "compile_s", c.compile_s, "execute_s", c.execute_s, "paused_s", c.paused_s);
 }
 
 PyObject* int_list(const std::vector<int>& v) {

@@ -177,6 +177,14 @@ void cmd_break(Session& s, const Args& a) {
   std::string kind(event_kind_name(bp.kind));
   std::replace(kind.begin(), kind.end(), '_', '-');
   s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, kind, bp.fn.empty() ? "" : " of " + bp.fn));
+  // A function compiled later is a fine target, but a typo should not wait silently forever.
+  auto fns = query::functions();
+  if (!bp.fn.empty() && std::none_of(fns.begin(), fns.end(), [&](const auto& f) { return f->name() == bp.fn; })) {
+    std::string known;
+    for (const auto& f : fns) known += (known.empty() ? "" : ", ") + f->name();
+    s.out(fmt::format("  no compiled function is named '{}' yet; the breakpoint waits for one{}\n", bp.fn,
+                      known.empty() ? "" : " (compiled now: " + known + ")"));
+  }
 }
 
 void cmd_breakpoints(Session& s, const Args& a) {
@@ -213,6 +221,37 @@ void cmd_where(Session& s, const Args& a) {
   s.out(s.py().user_stack());
 }
 
+int positive_count(const Args& a, const char* cmd, const char* what) {
+  if (a.empty()) return 1;
+  try {
+    size_t used = 0;
+    int n = std::stoi(a[0], &used);
+    if (used == a[0].size() && n >= 1) return n;
+  } catch (...) {
+  }
+  throw CommandError{fmt::format("usage: {} [N]  (N: how many {}, a positive number; got '{}')", cmd, what, a[0])};
+}
+
+void move(Session& s, const Args& a, const char* cmd, int sign) {
+  if (a.size() > 1) throw CommandError{fmt::format("too many arguments; usage: {} [N]", cmd)};
+  if (!s.stopped())
+    throw CommandError{fmt::format("not stopped: {} moves between the frames of a stopped script", cmd)};
+  std::string r = s.py().move_frame(sign * positive_count(a, cmd, "frames"));
+  if (r.rfind("error: ", 0) == 0) throw CommandError{r.substr(7)};
+  s.out(r + "\n");
+}
+
+void cmd_up(Session& s, const Args& a) { move(s, a, ":up", 1); }
+void cmd_down(Session& s, const Args& a) { move(s, a, ":down", -1); }
+
+void cmd_list(Session& s, const Args& a) {
+  at_most(a, 1, ":list [N]");
+  if (!s.stopped()) throw CommandError{"not stopped: :list shows the source around the line a stopped script is at"};
+  std::string r = s.py().list_source(a.empty() ? 5 : positive_count(a, ":list", "lines each side"));
+  if (r.rfind("error: ", 0) == 0) throw CommandError{r.substr(7)};
+  s.out(r);
+}
+
 void cmd_continue(Session& s, const Args& a) {
   at_most(a, 0, ":continue");
   if (!s.stopped()) throw CommandError{"not stopped: nothing to continue (:break KIND sets a breakpoint)"};
@@ -232,7 +271,8 @@ void cmd_reset(Session& s, const Args& a) {
 
 void cmd_quit(Session& s, const Args& a) {
   at_most(a, 0, ":quit");
-  s.request_quit(0);
+  // Ending a stopped script is not a success: like pdb's quit, the status says it was cut short.
+  s.request_quit(s.stopped() ? 1 : 0);
 }
 
 int edit_distance(const std::string& a, const std::string& b) {
@@ -270,7 +310,8 @@ const std::vector<Command>& commands() {
        "Shows a graph (ID like f[0].1), every segment of a cache entry (f[0]), or of a function's newest entry (f); "
        "without an argument the newest graph. Each node: value, dtype and shape, op, operands, and the user's "
        "file:line and source text; in a dynamic graph, sizes are symbols (f32[s0, 16]) and a node's size arguments "
-       "show the forms they follow ({end=s0}). -v adds the callers of each node's line and the plan the graph runs as: what each "
+       "show the forms they follow ({end=s0}). -v adds the callers of each node's line and the plan the graph runs as: "
+       "what each "
        "pass did and its steps (kernel, view, in_place, fused, free).",
        CompleteWith::Graphs, cmd_graph},
       {"breaks", "[FN]", "every graph break: where, what Python asked for, why, a hint",
@@ -328,8 +369,20 @@ const std::vector<Command>& commands() {
       {"delete", "N", "remove breakpoint N", "Removes the breakpoint numbered N (see :breakpoints).",
        CompleteWith::Nothing, cmd_delete},
       {"where", "", "while stopped: the user's Python stack at the event",
-       "The user's frames, innermost first, each with file:line, function and source text.", CompleteWith::Nothing,
-       cmd_where},
+       "The user's frames, innermost first, each with file:line, function and source text; '>' marks the one "
+       "Python lines run in (:up and :down move it). A name assigned at the prompt is written back to that frame, "
+       "as in pdb.",
+       CompleteWith::Nothing, cmd_where},
+      {"up", "[N]", "while stopped: Python runs N frames further out",
+       "Moves to the caller's frame (N frames out): Python lines then see its variables, and :list shows its "
+       "source. :where marks the frame with '>'.",
+       CompleteWith::Nothing, cmd_up},
+      {"down", "[N]", "while stopped: Python runs N frames further in",
+       "Moves back toward the frame the script stopped in (N frames in).", CompleteWith::Nothing, cmd_down},
+      {"list", "[N]", "while stopped: the source around the current line",
+       "The source of the frame Python runs in, N lines (default 5) each side of its current line, which is "
+       "marked '->'.",
+       CompleteWith::Nothing, cmd_list},
       {"continue", "", "while stopped: resume the script",
        "Leaves the stopped prompt; the script goes on where it was.", CompleteWith::Nothing, cmd_continue},
       {"reset", "", "forget caches, graphs and events",

@@ -4,6 +4,7 @@
 #include "core/ir/source.h"
 #include "python/py_common.h"
 
+#include <fmt/format.h>
 #include <frameobject.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -183,11 +184,16 @@ Interpreter::Input Interpreter::run_interactive(const std::string& source, std::
   }
   PyObject* globals = frames_.empty() ? main_dict() : static_cast<PyObject*>(frames_.back().globals);
   PyObject* locals = frames_.empty() ? globals : static_cast<PyObject*>(frames_.back().locals);
+  // The frame's variables as they are now (the script may have run since), then written back.
+  if (!frames_.empty() && frames_.back().frame &&
+      PyFrame_FastToLocalsWithError(static_cast<PyFrameObject*>(frames_.back().frame)) < 0)
+    PyErr_Clear();
   PyObject* result = PyEval_EvalCode(code, globals, locals);
   Py_DECREF(code);
+  write_back_locals();
   if (!result) {
     status_of_pending_error(exit_code);  // printed, unless it is SystemExit; the session goes on
-    return Input::Complete;
+    return exit_code && *exit_code ? Input::Complete : Input::Error;
   }
   Py_DECREF(result);
   return Input::Complete;
@@ -257,20 +263,29 @@ PyFrameObject* user_frame(PyFrameObject* f) {
 }  // namespace
 
 bool Interpreter::enter_user_frame() {
-  PyFrameObject* top = PyEval_GetFrame();
-  Py_XINCREF(top);
-  PyFrameObject* f = user_frame(top);
-  if (!f) return false;
-  PyObject* globals = PyFrame_GetGlobals(f);
-  PyObject* locals = PyFrame_GetLocals(f);
-  Py_DECREF(f);
+  // Every user frame, innermost first: :up and :down move between them.
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  f = user_frame(f);
+  while (f) {
+    stack_.push_back(f);
+    PyFrameObject* back = PyFrame_GetBack(f);
+    f = user_frame(back);
+  }
+  stack_pos_ = 0;
+  if (stack_.empty()) return false;
+  auto* top = static_cast<PyFrameObject*>(stack_[0]);
+  PyObject* globals = PyFrame_GetGlobals(top);
+  PyObject* locals = PyFrame_GetLocals(top);
   if (!globals || !locals) {
     PyErr_Clear();
     Py_XDECREF(globals);
     Py_XDECREF(locals);
+    for (void* p : stack_) Py_DECREF(static_cast<PyObject*>(p));
+    stack_.clear();
     return false;
   }
-  frames_.push_back(Namespace{globals, locals});
+  frames_.push_back(Namespace{globals, locals, top});
   return true;
 }
 
@@ -279,26 +294,95 @@ void Interpreter::leave_user_frame() {
   Py_DECREF(static_cast<PyObject*>(frames_.back().globals));
   Py_DECREF(static_cast<PyObject*>(frames_.back().locals));
   frames_.pop_back();
+  for (void* p : stack_) Py_DECREF(static_cast<PyObject*>(p));
+  stack_.clear();
+  stack_pos_ = 0;
+}
+
+void Interpreter::write_back_locals() {
+  if (frames_.empty() || !frames_.back().frame) return;
+  // The frame is suspended in the op call that stopped it; its fast locals take the namespace's
+  // values, so `x = ...` at the prompt is what the script sees when it goes on.
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyFrame_LocalsToFast(static_cast<PyFrameObject*>(frames_.back().frame), 0);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+std::string Interpreter::frame_line(void* frame, bool with_source) {
+  auto* f = static_cast<PyFrameObject*>(frame);
+  PyCodeObject* code = PyFrame_GetCode(f);
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  const char* name = PyUnicode_AsUTF8(code->co_name);
+  std::string fname = file ? file : "?";
+  int line = PyFrame_GetLineNumber(f);
+  size_t slash = fname.rfind('/');
+  std::string out = (slash == std::string::npos ? fname : fname.substr(slash + 1)) + ":" + std::to_string(line) +
+                    " in " + (name ? name : "?");
+  if (with_source) {
+    std::string text = dyn::source_line(fname, line);
+    if (!text.empty()) out += "\n      " + text;
+  }
+  Py_DECREF(code);
+  return out;
+}
+
+std::string Interpreter::move_frame(int delta) {
+  if (stack_.empty() || frames_.empty()) return "error: no user frame to move in";
+  long target = static_cast<long>(stack_pos_) + delta;
+  if (target < 0) return "error: already in the innermost user frame (:up moves out)";
+  if (target >= static_cast<long>(stack_.size())) return "error: already in the outermost user frame (:down moves in)";
+  auto* f = static_cast<PyFrameObject*>(stack_[static_cast<size_t>(target)]);
+  PyObject* globals = PyFrame_GetGlobals(f);
+  PyObject* locals = PyFrame_GetLocals(f);
+  if (!globals || !locals) {
+    PyErr_Clear();
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    return "error: that frame's variables cannot be read";
+  }
+  Py_DECREF(static_cast<PyObject*>(frames_.back().globals));
+  Py_DECREF(static_cast<PyObject*>(frames_.back().locals));
+  frames_.back() = Namespace{globals, locals, f};
+  stack_pos_ = static_cast<size_t>(target);
+  return fmt::format("frame {} of {}: {}", stack_pos_, stack_.size(), frame_line(f, true));
+}
+
+std::string Interpreter::list_source(int context) {
+  if (stack_.empty()) return "error: no user frame";
+  auto* f = static_cast<PyFrameObject*>(stack_[stack_pos_]);
+  PyCodeObject* code = PyFrame_GetCode(f);
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  std::string fname = file ? file : "?";
+  Py_DECREF(code);
+  int line = PyFrame_GetLineNumber(f);
+  std::string out = fname.substr(fname.rfind('/') == std::string::npos ? 0 : fname.rfind('/') + 1) + "\n";
+  bool any = false;
+  for (int n = std::max(1, line - context); n <= line + context; ++n) {
+    std::string text = dyn::source_line(fname, n, false);
+    if (text.empty() && n > line) break;
+    any = true;
+    out += fmt::format("{:>5} {} {}\n", n, n == line ? "->" : "  ", text);
+  }
+  if (!any) return fmt::format("error: the source of {} is not available", fname);
+  return out;
 }
 
 std::string Interpreter::user_stack() {
   std::string out;
+  if (!stack_.empty()) {
+    for (size_t i = 0; i < stack_.size(); ++i)
+      out += (i == stack_pos_ ? "> " : "  ") + frame_line(stack_[i], true) + "\n";
+    return out;
+  }
   PyFrameObject* f = PyEval_GetFrame();
   Py_XINCREF(f);
   while (f) {
     PyCodeObject* code = PyFrame_GetCode(f);
     const char* file = PyUnicode_AsUTF8(code->co_filename);
-    const char* name = PyUnicode_AsUTF8(code->co_name);
-    std::string fname = file ? file : "?";
-    if (!dyn::py::is_library_file(file)) {
-      int line = PyFrame_GetLineNumber(f);
-      size_t slash = fname.rfind('/');
-      out += "  " + (slash == std::string::npos ? fname : fname.substr(slash + 1)) + ":" + std::to_string(line) +
-             " in " + (name ? name : "?") + "\n";
-      std::string text = dyn::source_line(fname, line);
-      if (!text.empty()) out += "      " + text + "\n";
-    }
     Py_DECREF(code);
+    if (!dyn::py::is_library_file(file)) out += "  " + frame_line(f, true) + "\n";
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

@@ -35,11 +35,20 @@ class Interpreter {
   Input run_interactive(const std::string& source, std::optional<int>* exit_code);
   // Completions of a Python name or attribute in the current namespace.
   std::vector<std::string> complete(const std::string& text);
-  // While stopped at a breakpoint, Python runs in the innermost user frame's namespace.
+  // While stopped at a breakpoint, Python runs in the innermost user frame's namespace; a name
+  // assigned there is written back to the frame (as pdb does).
   bool enter_user_frame();
   void leave_user_frame();
-  // The user's Python stack, innermost first: "  file:line in func" and the source line.
+  // The user's Python stack, innermost first: "  file:line in func" and the source line; the
+  // frame Python runs in is marked ">".
   std::string user_stack();
+  // While stopped: Python runs in the frame `delta` further out (up, > 0) or in (down, < 0).
+  // Returns where it is now ("file:line in func" and the source line), or an error message
+  // starting with "error:".
+  std::string move_frame(int delta);
+  // While stopped: the source around the line of the frame Python runs in, `context` lines each
+  // side, the current line marked "->".
+  std::string list_source(int context);
   // Output through sys.stdout / sys.stderr, so it interleaves with the program's own prints.
   void write(const std::string& s);
   void write_err(const std::string& s);
@@ -56,8 +65,14 @@ class Interpreter {
   struct Namespace {
     void* globals;  // PyObject*
     void* locals;
+    void* frame = nullptr;  // PyFrameObject* whose locals these are (written back after a line)
   };
   std::vector<Namespace> frames_;
+  // While stopped: the user's frames, innermost first (new references), and the one Python runs in.
+  std::vector<void*> stack_;
+  size_t stack_pos_ = 0;
+  void write_back_locals();
+  std::string frame_line(void* frame, bool with_source);
 };
 
 }  // namespace dyn::repl

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   Interpreter py(argv[0], sys_argv, path0);
   if (!opt.real_torch) py.map_torch_to_dyn();
   Session session(py, isatty(0), color);
+  session.set_batch(opt.batch);
   try {
     for (const auto& b : opt.breaks) session.add_breakpoint(b, "");
     if (opt.events) session.open_events_file(*opt.events);
@@ -107,12 +108,17 @@ int main(int argc, char** argv) {
     status = py.run_file(*opt.script);
   else if (opt.code)
     status = py.run_source(*opt.code, "<string>");
+  else  // a bare session: what a script would import first is there already
+    py.run_source(opt.real_torch ? "import dyn\n" : "import dyn\nimport torch\n", "<dynrepl>");
   if (session.quit_requested()) return write_report(session.exit_status());  // Ctrl-D or :quit while stopped
   // -e lines run even after the script failed, so a failed run can still be inspected.
+  int failed_before_exec = session.failed_lines();
   for (const auto& line : opt.exec) {
     session.run_line(line);
     if (session.quit_requested()) return write_report(status ? status : session.exit_status());
   }
+  // A -e line that failed (an error: line, a Python exception) makes the status say so.
+  if (session.failed_lines() > failed_before_exec && status == 0) status = 1;
   bool nothing_to_run = !opt.script && !opt.code && opt.exec.empty();
   bool repl = !opt.batch && (opt.interactive || nothing_to_run || (opt.script && tty));
   if (repl) {

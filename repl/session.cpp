@@ -87,6 +87,7 @@ Session::~Session() {
 }
 
 void Session::error(const std::string& msg) {
+  ++failed_lines_;
   py_.write_err(color_ ? "\x1b[31merror:\x1b[0m " + msg + "\n" : "error: " + msg + "\n");
 }
 
@@ -170,7 +171,9 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   bool in_frame = py_.enter_user_frame();
   SourceLoc top = e.where.top();
   std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
-  std::string head = fmt::format("stopped at breakpoint {}: {} in {}", bp.id, event_kind_name(e.kind), e.fn);
+  std::string kind(event_kind_name(e.kind));
+  std::replace(kind.begin(), kind.end(), '_', '-');  // as :break spells it
+  std::string head = fmt::format("stopped at breakpoint {}: {} in {}", bp.id, kind, e.fn);
   out((color_ ? "\x1b[33m" + head + "\x1b[0m" : head) + "\n");
   out(fmt::format("  {}\n", e.reason));
   if (e.kind == EventKind::Recompile) {
@@ -186,13 +189,19 @@ void Session::stop(const Event& e, Breakpoint& bp) {
     out(fmt::format("  {}\n", e.details));
   }
   if (top.known()) out(fmt::format("  at {}{}\n", top.str(), text.empty() ? "" : "  " + text));
-  if (!in_frame) out("  (no user frame: Python runs in the main namespace)\n");
-  out("  (:where shows the stack, :continue resumes, Ctrl-D or :quit exits)\n");
   auto leave = [&] {
     if (in_frame) py_.leave_user_frame();
     stopped_event_ = nullptr;
     pause.reset();
   };
+  if (batch_) {
+    out("  (--batch: no prompt to stop at; the script goes on)\n");
+    leave();
+    return;
+  }
+  if (!in_frame) out("  (no user frame: Python runs in the main namespace)\n");
+  out("  (:where shows the stack, :up/:down move, :list shows the source, :continue resumes, Ctrl-D or :quit "
+      "exits)\n");
   try {
     read_loop(true);
   } catch (...) {
@@ -240,6 +249,7 @@ void Session::run_line(const std::string& raw) {
   std::optional<int> exit_code;
   Interpreter::Input r = py_.run_interactive(pending_, &exit_code);
   if (r == Interpreter::Input::Incomplete) return;
+  if (r == Interpreter::Input::Error) ++failed_lines_;
   pending_.clear();
   if (exit_code) request_quit(*exit_code);
 }
@@ -254,9 +264,17 @@ void Session::read_loop(bool nested) {
     if (!reader_.read(prompt, &line, &interrupted)) {
       if (reader_.tty()) out("\n");
       pending_.clear();
-      request_quit(exit_status_);  // Ctrl-D: asks nothing
+      if (nested && reader_.tty() && !eof_warned_) {
+        // The script is cut short by a Ctrl-D here: say so once before doing it.
+        eof_warned_ = true;
+        out("the script is stopped; Ctrl-D again (or :quit) ends it, :continue resumes it\n");
+        continue;
+      }
+      // Ending a stopped script is not a success (as pdb's quit); at the top level, Ctrl-D is.
+      request_quit(nested ? std::max(exit_status_, 1) : exit_status_);
       return;
     }
+    eof_warned_ = false;
     if (interrupted) {
       pending_.clear();
       out("KeyboardInterrupt\n");

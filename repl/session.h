@@ -55,6 +55,10 @@ class Session {
   bool quit_requested() const { return quit_; }
   int exit_status() const { return exit_status_; }
   bool color() const { return color_; }
+  // Lines that failed: a command's error, a Python exception (-e lines make the status say so).
+  int failed_lines() const { return failed_lines_; }
+  // --batch: a breakpoint prints what it stops at and the script goes on (nobody could answer).
+  void set_batch(bool b) { batch_ = b; }
 
  private:
   static void on_event(const Event& e, void* self);
@@ -75,6 +79,9 @@ class Session {
   std::FILE* events_file_ = nullptr;
   std::string dot_dir_;
   std::string pending_;  // a Python block being typed over several lines
+  int failed_lines_ = 0;
+  bool eof_warned_ = false;
+  bool batch_ = false;
 };
 
 // ---- the command table (commands.cpp) ----

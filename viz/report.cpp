@@ -112,7 +112,9 @@ std::string html_report(const std::string& title) {
                     f->defined_at.empty() ? "" : ", compiled at " + esc(f->defined_at),
                     f->fallen_back() ? " &mdash; <span class=\"warn\">fell back to eager (cache_limit)</span>" : "");
     for (int e = 0; e < f->num_entries(); ++e) {
-      body += fmt::format("<h4>entry {}[{}] &mdash; {} hits</h4>\n<pre>", esc(f->name()), e, f->entries()[e].hits);
+      int64_t hits = f->entries()[e].hits;
+      body +=
+          fmt::format("<h4>entry {}[{}] &mdash; {} hit{}</h4>\n<pre>", esc(f->name()), e, hits, hits == 1 ? "" : "s");
       for (const std::string& l : f->guard_lines(e)) body += esc(l) + "\n";
       body += "</pre>\n";
     }

@@ -175,7 +175,8 @@ std::string guards_text(const std::string& fn) {
     if (f->num_entries() == 0) continue;
     for (int e = 0; e < f->num_entries(); ++e) {
       auto lines = f->guard_lines(e);
-      out += fmt::format("{}[{}]: {} guards, {} hits\n", f->name(), e, lines.size(), f->entries()[e].hits);
+      int64_t hits = f->entries()[e].hits;
+      out += fmt::format("{}[{}]: {} guards, {} hit{}\n", f->name(), e, lines.size(), hits, hits == 1 ? "" : "s");
       for (const std::string& l : lines) out += "  " + l + "\n";
     }
   }
@@ -308,8 +309,11 @@ std::string stats_text() {
       "{}\n",
       c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
       query::graphs().size());
-  out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms\n", c.trace_s * 1e3,
-                     c.replay_s * 1e3, c.compile_s * 1e3, c.execute_s * 1e3);
+  out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms{}\n",
+                     c.trace_s * 1e3, c.replay_s * 1e3, c.compile_s * 1e3, c.execute_s * 1e3,
+                     c.paused_s > 0
+                         ? fmt::format("  (stopped at breakpoints {:.3f} ms, counted in none)", c.paused_s * 1e3)
+                         : std::string());
   std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
   for (const auto& f : query::functions()) {
     if (f->calls == 0) continue;
@@ -329,8 +333,13 @@ std::string stats_text() {
       // A storm with one root cause: the one thing to fix.
       flag =
           fmt::format("{} recompiles, one cause: {} (see :why-recompile {})", recompiles, *causes.begin(), f->name());
-    else if (recompiles >= 2 && recompiles * 2 >= f->calls)
-      flag = "recompiles often: see :why-recompile " + f->name();
+    else if (f->num_entries() >= 2 && f->num_entries() + 1 >= f->options().cache_limit)
+      flag = fmt::format(
+          "{} of cache_limit={} entries used: the next recompile falls back to eager (see "
+          ":why-recompile {})",
+          f->num_entries(), f->options().cache_limit, f->name());
+    else if (recompiles >= 3)
+      flag = fmt::format("{} recompiles from {} causes (see :why-recompile {})", recompiles, causes.size(), f->name());
     rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), std::to_string(hits),
                     std::to_string(recompiles), flag});
   }

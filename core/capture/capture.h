@@ -352,6 +352,7 @@ class Capture {
   int recompile_event_ = -1;  // index in the log of the recompile this call emitted
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
+  double paused_at_start_ = 0;  // the log's paused_s when the call began
   bool grad_enabled_at_start_ = true;
 };
 

@@ -58,6 +58,7 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
   CaptureLog& log = CaptureLog::get();
   log.counters().calls++;
   c->start_ = log.now();
+  c->paused_at_start_ = log.counters().paused_s;
   c->binds_.resize(f.entries_.size());
   for (int e = 0; e < f.num_entries(); ++e) {
     const Entry& entry = f.entries_[e];
@@ -124,7 +125,8 @@ void Capture::close(Capture* c) {
   CaptureLog& log = CaptureLog::get();
   for (Storage* s : c->pending_) s->pending_writes = false;
   active_ = nullptr;
-  double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_);
+  double paused = log.counters().paused_s - c->paused_at_start_;
+  double own = std::max(0.0, log.now() - c->start_ - c->compile_s_ - c->execute_s_ - paused);
   (c->replaying() ? log.counters().replay_s : log.counters().trace_s) += own;
   --live_;
   delete c;

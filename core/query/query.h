@@ -38,13 +38,18 @@ void on_reset(void (*hook)(void* ctx), void* ctx);
 // tensors show their pending node and reading their data is a user error.
 class Pause {
  public:
-  Pause() { Capture::set_paused(true); }
-  ~Pause() { Capture::set_paused(false); }
+  Pause() : start_(CaptureLog::get().now()) { Capture::set_paused(true); }
+  // The time stopped is the user's, not the capture's: a stopped call does not count it as tracing.
+  ~Pause() {
+    Capture::set_paused(false);
+    CaptureLog::get().counters().paused_s += CaptureLog::get().now() - start_;
+  }
   Pause(const Pause&) = delete;
   Pause& operator=(const Pause&) = delete;
 
  private:
   EagerScope eager_;
+  double start_;
 };
 bool paused();
 

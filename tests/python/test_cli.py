@@ -202,5 +202,48 @@ class TestOptions(CliCase):
         self.assertEqual(rc, 0, err)
 
 
+class TestExitStatusTellsWhatHappened(CliCase):
+    RECOMPILES = os.path.join(REPO, "scripts", "examples", "recompiles.py")
+
+    def test_a_failed_exec_line_makes_the_status_1(self):
+        for line in (":nosuch", ":graph nope[3].0", "1 / 0"):
+            rc, out, err = run(["--batch", "-e", line, "-e", "print('after')", self.RECOMPILES])
+            self.assertEqual(rc, 1, (line, err))
+            self.assertIn("after", out, "the lines after a failed one still run")
+        rc, out, err = run(["--batch", "-e", ":stats", self.RECOMPILES])
+        self.assertEqual(rc, 0, err)
+
+    def test_a_breakpoint_under_batch_prints_and_goes_on(self):
+        rc, out, err = run(["--batch", "--break", "recompile", self.RECOMPILES])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.count("stopped at breakpoint 1: recompile in f"), 2)
+        self.assertEqual(out.count("(--batch: no prompt to stop at; the script goes on)"), 2)
+        self.assertIn("calls 5, cache hits 2, compiles 3, recompiles 2", out, "the script ran to its end")
+
+    def test_ending_a_stopped_script_is_status_1(self):
+        for stdin in (":quit\n", ""):  # :quit, and end of input, while stopped
+            rc, out, err = run(["-i", "--break", "recompile", self.RECOMPILES], stdin=stdin)
+            self.assertEqual(rc, 1, (stdin, err))
+            self.assertNotIn("calls 5", out, "the script did not go on")
+
+    def test_a_bare_session_has_dyn_and_torch(self):
+        rc, out, err = run([], stdin="print(torch.ones(2).sum().item(), dyn.__name__, torch is dyn)\n")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("2.0 dyn True", out)
+
+    def test_a_breakpoint_on_a_function_not_compiled_yet_says_so(self):
+        rc, out, err = run(["--batch", "-e", ":break recompile nosuch", self.RECOMPILES])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("no compiled function is named 'nosuch' yet; the breakpoint waits for one (compiled now: f)",
+                      out)
+
+    def test_time_stopped_is_not_trace_time(self):
+        stdin = "import time; time.sleep(0.4)\n:continue\n:continue\nc = dyn.debug.counters()\n" \
+                "print('paused', c['paused_s'] >= 0.4, 'trace', c['trace_s'] < 0.3)\n"
+        rc, out, err = run(["-i", "--break", "recompile", self.RECOMPILES], stdin=stdin)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("paused True trace True", out)
+
+
 if __name__ == "__main__":
     unittest.main()

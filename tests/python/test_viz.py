@@ -105,7 +105,7 @@ class TestRender(unittest.TestCase):
     def test_bad_render_requests_are_one_line_errors(self):
         p = dynrepl("--batch", "-e", ":render fn[0].0 out.gif", "-e", ":render nope[3].1 x.svg", "-e", ":render",
                     "-e", "print('alive')", "scripts/examples/branchy.py")
-        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 1, "a failed -e line makes the exit status say so")
         errors = [l for l in p.stderr.splitlines() if l.startswith("error:")]
         self.assertEqual(len(errors), 3, p.stderr)
         self.assertIn(".svg or .png", errors[0])

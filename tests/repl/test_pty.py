@@ -282,7 +282,10 @@ class PtyTest(unittest.TestCase):
         r.keys(b"scal\t", b"scale")  # completion sees the user's locals
         r.keys(b"\x03", STOPPED)  # Ctrl-C at the stopped prompt: a fresh stopped prompt
         self.assertIn(b"recompiles.py:18 in <module>", r.run(b":where", STOPPED))
-        self.assertEqual(r.quit(), 0)  # Ctrl-D while stopped: exits cleanly, the script does not go on
+        # Ctrl-D while stopped: says what it would do; a second one ends the script, status 1 (as pdb's quit)
+        r.keys(b"\x04", b"Ctrl-D again (or :quit) ends it")
+        r.expect(STOPPED)
+        self.assertEqual(r.quit(), 1)
         self.assertNotIn(b"g: 1 cache entry", r.seen)
 
     def test_continue_from_stopped_prompt(self):
