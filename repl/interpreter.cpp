@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -80,9 +81,43 @@ int Interpreter::finalize() {
   return Py_FinalizeEx() < 0 ? 120 : 0;
 }
 
+namespace {
+// Prints the pending exception with dyn's own frames left out (dyn._traceback), and says so.
+void print_user_traceback() {
+  const char* mode = std::getenv("DYNREPL_TRACEBACK");
+  if (mode && std::string(mode) == "full") {
+    PyErr_Print();
+    return;
+  }
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  long hidden = 0;
+  if (value) {
+    PyObject* m = PyImport_ImportModule("dyn._traceback");
+    PyObject* r = m ? PyObject_CallMethod(m, "strip", "O", value) : nullptr;
+    if (r) hidden = PyLong_AsLong(r);
+    if (!r || hidden < 0) hidden = 0;
+    PyErr_Clear();  // a traceback we cannot shorten is printed as it is
+    Py_XDECREF(r);
+    Py_XDECREF(m);
+  }
+  if (hidden > 0 && value) {
+    Py_XDECREF(tb);
+    tb = PyException_GetTraceback(value);
+  }
+  PyErr_Restore(type, value, tb);
+  PyErr_Print();
+  if (hidden > 0)
+    PySys_WriteStderr("(%ld frame%s inside dyn left out; DYNREPL_TRACEBACK=full shows them)\n", hidden,
+                      hidden == 1 ? "" : "s");
+}
+}  // namespace
+
 int Interpreter::status_of_pending_error(std::optional<int>* exit_code) {
   if (!PyErr_ExceptionMatches(PyExc_SystemExit)) {
-    PyErr_Print();
+    print_user_traceback();
     return 1;
   }
   // SystemExit: its code is the status; PyErr_Print would exit the process here instead.
@@ -308,6 +343,37 @@ void Interpreter::write_back_locals() {
   PyFrame_LocalsToFast(static_cast<PyFrameObject*>(frames_.back().frame), 0);
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
+}
+
+std::string Interpreter::compiled_name(const std::string& variable) {
+  if (variable.empty() || !(std::isalpha(static_cast<unsigned char>(variable[0])) || variable[0] == '_')) return {};
+  for (char c : variable)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return {};
+  PyObject* globals = frames_.empty() ? main_dict() : static_cast<PyObject*>(frames_.back().globals);
+  PyObject* locals = frames_.empty() ? globals : static_cast<PyObject*>(frames_.back().locals);
+  PyObject* obj = PyMapping_Check(locals) ? PyMapping_GetItemString(locals, variable.c_str()) : nullptr;
+  if (!obj) {
+    PyErr_Clear();
+    obj = PyDict_GetItemString(globals, variable.c_str());  // borrowed
+    Py_XINCREF(obj);
+  }
+  if (!obj) return {};
+  std::string out;
+  // Only dyn's own CompiledFunction, whose name is a plain attribute of its engine state: no user
+  // code (a property of another type) runs for a command's argument.
+  PyObject* mod = PyImport_ImportModule("dyn._compile");
+  PyObject* cls = mod ? PyObject_GetAttrString(mod, "CompiledFunction") : nullptr;
+  if (cls && PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(cls)) &&
+      Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(cls)) {
+    PyObject* name = PyObject_GetAttrString(obj, "name");
+    if (name && PyUnicode_Check(name)) out = PyUnicode_AsUTF8(name);
+    Py_XDECREF(name);
+  }
+  PyErr_Clear();
+  Py_XDECREF(cls);
+  Py_XDECREF(mod);
+  Py_DECREF(obj);
+  return out;
 }
 
 std::string Interpreter::frame_line(void* frame, bool with_source) {

@@ -33,6 +33,9 @@ class Interpreter {
   // the current namespace, echoing an expression's value. Exceptions are printed; SystemExit
   // (exit(), quit(), sys.exit()) sets *exit_code instead.
   Input run_interactive(const std::string& source, std::optional<int>* exit_code);
+  // The engine's name of the compiled function a Python variable holds (`step` for
+  // `step = dyn.compile(train_step)`), or "" when the name holds none. Reads the variable only.
+  std::string compiled_name(const std::string& variable);
   // Completions of a Python name or attribute in the current namespace.
   std::vector<std::string> complete(const std::string& text);
   // While stopped at a breakpoint, Python runs in the innermost user frame's namespace; a name

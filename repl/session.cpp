@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -211,6 +212,23 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   leave();
 }
 
+void Session::resolve_variables(std::string_view command, std::vector<std::string>* words) {
+  // Commands that take a function (or a graph id starting with one) accept the Python variable
+  // that holds the compiled function too: `:graph step` for `step = dyn.compile(train_step)`.
+  static const std::set<std::string_view> takes_fn = {"graph", "graphs", "guards", "why-recompile", "breaks",
+                                                      "break", "diff",   "dot",    "render",        "events"};
+  if (!takes_fn.count(command)) return;
+  auto fns = query::functions();
+  for (std::string& w : *words) {
+    if (w.empty() || w[0] == '-') continue;
+    size_t cut = std::min(w.find('['), w.find(':'));
+    std::string head = w.substr(0, cut);
+    if (std::any_of(fns.begin(), fns.end(), [&](const auto& f) { return f->name() == head; })) continue;
+    std::string name = py_.compiled_name(head);
+    if (!name.empty()) w = name + (cut == std::string::npos ? "" : w.substr(cut));
+  }
+}
+
 void Session::run_line(const std::string& raw) {
   if (raw.find('\0') != std::string::npos) {
     error("the line contains a NUL byte and was not run; type text (Python or a :command)");
@@ -236,6 +254,7 @@ void Session::run_line(const std::string& raw) {
       return;
     }
     words.erase(words.begin());
+    resolve_variables(c->name, &words);
     try {
       c->run(*this, words);
     } catch (const CommandError& e) {

@@ -62,6 +62,8 @@ class Session {
 
  private:
   static void on_event(const Event& e, void* self);
+  // A command's arguments naming a compiled function by the Python variable holding it.
+  void resolve_variables(std::string_view command, std::vector<std::string>* words);
   void stop(const Event& e, Breakpoint& bp);
   // Reads and runs lines until EOF, :continue (nested) or a quit.
   void read_loop(bool nested);

@@ -128,15 +128,26 @@ std::vector<std::string> graph_ids() {
 std::string graphs_table(const std::string& fn) {
   check_function(fn);
   std::vector<std::vector<std::string>> rows = {{"id", "function", "entry", "segment", "ops", "calls", "ends with"}};
+  // dyn.debug.explain's one-off functions are listed when asked for by name, not among the program's.
+  std::set<std::string> explained;
   for (const auto& r : query::graphs()) {
     if (!fn.empty() && r->fn != fn) continue;
+    if (fn.empty() && r->fn.rfind("explain(", 0) == 0) {
+      explained.insert(r->fn);
+      continue;
+    }
     rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
                     std::to_string(r->graph.nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
   }
+  std::string note;
+  for (const std::string& e : explained) note += (note.empty() ? "" : ", ") + e;
+  if (!note.empty())
+    note = "(not listed: the graphs of dyn.debug.explain runs, :graphs NAME shows them: " + note + ")\n";
   if (rows.size() == 1)
-    return fn.empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
-                      : fmt::format("'{}' has no graphs yet\n", fn);
-  return table(rows);
+    return (fn.empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
+                       : fmt::format("'{}' has no graphs yet\n", fn)) +
+           note;
+  return table(rows) + note;
 }
 
 std::string graph_text(const std::string& target, bool verbose) {
@@ -316,7 +327,7 @@ std::string stats_text() {
                          : std::string());
   std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
   for (const auto& f : query::functions()) {
-    if (f->calls == 0) continue;
+    if (f->calls == 0 || f->name().rfind("explain(", 0) == 0) continue;
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
     int recompiles = 0;

@@ -245,5 +245,37 @@ class TestExitStatusTellsWhatHappened(CliCase):
         self.assertIn("paused True trace True", out)
 
 
+class TestDebuggerConveniences(CliCase):
+    def test_a_command_takes_the_variable_holding_a_compiled_function(self):
+        script = self.write("var.py", """
+            import dyn
+            def train_step(x):
+                return (x * 2.0).sum()
+            step = dyn.compile(train_step)
+            step(dyn.ones(3))
+        """)
+        rc, out, err = run(["--batch", "-e", ":graph step", "-e", ":guards step", "-e", ":graph step[0].0", script])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.count("graph train_step[0].0"), 2)
+        self.assertIn("train_step[0]: 5 guards", out)
+
+    def test_tracebacks_leave_dyns_frames_out(self):
+        script = self.write("bad.py", """
+            import dyn
+            @dyn.compile
+            def f(x):
+                return x.view(3, 5)  # BAD
+            f(dyn.ones(4))
+        """)
+        rc, out, err = run([script])
+        self.assertEqual(rc, 1)
+        self.assertIn("return x.view(3, 5)  # BAD", err)
+        self.assertNotIn("_compile.py", err)
+        self.assertIn("inside dyn left out; DYNREPL_TRACEBACK=full shows them", err)
+        p = subprocess.run([BIN, script], capture_output=True, text=True,
+                           env=dict(os.environ, NO_COLOR="1", DYNREPL_TRACEBACK="full"))
+        self.assertIn("_compile.py", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
