@@ -217,7 +217,8 @@ void cmd_delete(Session& s, const Args& a) {
 
 void cmd_where(Session& s, const Args& a) {
   at_most(a, 0, ":where");
-  if (!s.stopped()) throw CommandError{"not stopped: :where shows the stack when a breakpoint stops the script"};
+  if (!s.in_frames())
+    throw CommandError{"not stopped: :where shows the stack when a breakpoint stops the script (or :pm)"};
   s.out(s.py().user_stack());
 }
 
@@ -234,8 +235,9 @@ int positive_count(const Args& a, const char* cmd, const char* what) {
 
 void move(Session& s, const Args& a, const char* cmd, int sign) {
   if (a.size() > 1) throw CommandError{fmt::format("too many arguments; usage: {} [N]", cmd)};
-  if (!s.stopped())
-    throw CommandError{fmt::format("not stopped: {} moves between the frames of a stopped script", cmd)};
+  if (!s.in_frames())
+    throw CommandError{
+        fmt::format("not stopped: {} moves between the frames of a stopped script (or of an exception, :pm)", cmd)};
   std::string r = s.py().move_frame(sign * positive_count(a, cmd, "frames"));
   if (r.rfind("error: ", 0) == 0) throw CommandError{r.substr(7)};
   s.out(r + "\n");
@@ -246,7 +248,8 @@ void cmd_down(Session& s, const Args& a) { move(s, a, ":down", -1); }
 
 void cmd_list(Session& s, const Args& a) {
   at_most(a, 1, ":list [N]");
-  if (!s.stopped()) throw CommandError{"not stopped: :list shows the source around the line a stopped script is at"};
+  if (!s.in_frames())
+    throw CommandError{"not stopped: :list shows the source around the line a stopped script is at (or :pm)"};
   std::string r = s.py().list_source(a.empty() ? 5 : positive_count(a, ":list", "lines each side"));
   if (r.rfind("error: ", 0) == 0) throw CommandError{r.substr(7)};
   s.out(r);
@@ -254,8 +257,16 @@ void cmd_list(Session& s, const Args& a) {
 
 void cmd_continue(Session& s, const Args& a) {
   at_most(a, 0, ":continue");
+  if (s.post_mortem_active())
+    throw CommandError{"the script has ended with an exception: nothing to resume (:quit leaves)"};
   if (!s.stopped()) throw CommandError{"not stopped: nothing to continue (:break KIND sets a breakpoint)"};
   s.request_continue();
+}
+
+void cmd_pm(Session& s, const Args& a) {
+  at_most(a, 0, ":pm");
+  if (s.in_frames()) throw CommandError{"already in a frame: :where shows it, :quit leaves"};
+  s.post_mortem();
 }
 
 void cmd_reset(Session& s, const Args& a) {
@@ -383,6 +394,11 @@ const std::vector<Command>& commands() {
        "The source of the frame Python runs in, N lines (default 5) each side of its current line, which is "
        "marked '->'.",
        CompleteWith::Nothing, cmd_list},
+      {"pm", "", "post-mortem: Python in the frame of the last uncaught exception",
+       "Opens a prompt in the user's frame that raised the last uncaught exception (of the script, :run, or a "
+       "line typed here): its variables are Python names, :where lists the traceback's frames, :up/:down move "
+       "along it, :list shows the source; Ctrl-D or :quit leaves. dynrepl --pm opens it when the script raises.",
+       CompleteWith::Nothing, cmd_pm},
       {"continue", "", "while stopped: resume the script",
        "Leaves the stopped prompt; the script goes on where it was.", CompleteWith::Nothing, cmd_continue},
       {"reset", "", "forget caches, graphs and events",

@@ -324,6 +324,49 @@ bool Interpreter::enter_user_frame() {
   return true;
 }
 
+bool Interpreter::enter_post_mortem(std::string* where) {
+  PyObject* tb = PySys_GetObject("last_traceback");  // borrowed; set when an exception was printed
+  if (!tb || tb == Py_None) return false;
+  std::vector<PyObject*> frames;  // outermost first
+  PyObject* t = tb;
+  while (t && t != Py_None) {
+    PyObject* frame = PyObject_GetAttrString(t, "tb_frame");
+    if (frame) {
+      auto* f = reinterpret_cast<PyFrameObject*>(frame);
+      PyCodeObject* code = PyFrame_GetCode(f);
+      const char* file = PyUnicode_AsUTF8(code->co_filename);
+      Py_DECREF(code);
+      if (!dyn::py::is_library_file(file))
+        frames.push_back(frame);
+      else
+        Py_DECREF(frame);
+    }
+    PyObject* next = PyObject_GetAttrString(t, "tb_next");
+    if (t != tb) Py_DECREF(t);
+    t = next;
+  }
+  if (t && t != tb) Py_DECREF(t);
+  PyErr_Clear();
+  if (frames.empty()) return false;
+  leave_user_frame();
+  stack_.assign(frames.rbegin(), frames.rend());  // innermost first; the references move
+  stack_pos_ = 0;
+  auto* top = static_cast<PyFrameObject*>(stack_[0]);
+  PyObject* globals = PyFrame_GetGlobals(top);
+  PyObject* locals = PyFrame_GetLocals(top);
+  if (!globals || !locals) {
+    PyErr_Clear();
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    for (void* p : stack_) Py_DECREF(static_cast<PyObject*>(p));
+    stack_.clear();
+    return false;
+  }
+  frames_.push_back(Namespace{globals, locals, top});
+  *where = frame_line(top, true);
+  return true;
+}
+
 void Interpreter::leave_user_frame() {
   if (frames_.empty()) return;
   Py_DECREF(static_cast<PyObject*>(frames_.back().globals));

@@ -45,6 +45,9 @@ class Interpreter {
   // The user's Python stack, innermost first: "  file:line in func" and the source line; the
   // frame Python runs in is marked ">".
   std::string user_stack();
+  // Post-mortem: Python runs in the innermost user frame of the last uncaught exception's
+  // traceback (sys.last_traceback), :up/:down move along it. False when there is none.
+  bool enter_post_mortem(std::string* where);
   // While stopped: Python runs in the frame `delta` further out (up, > 0) or in (down, < 0).
   // Returns where it is now ("file:line in func" and the source line), or an error message
   // starting with "error:".

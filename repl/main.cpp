@@ -110,6 +110,11 @@ int main(int argc, char** argv) {
     status = py.run_source(*opt.code, "<string>");
   else  // a bare session: what a script would import first is there already
     py.run_source(opt.real_torch ? "import dyn\n" : "import dyn\nimport torch\n", "<dynrepl>");
+  // --pm: an uncaught exception opens the prompt in the frame that raised it.
+  if (opt.post_mortem && status == 1 && !session.quit_requested()) {
+    session.post_mortem();
+    return write_report(status);
+  }
   if (session.quit_requested()) return write_report(session.exit_status());  // Ctrl-D or :quit while stopped
   // -e lines run even after the script failed, so a failed run can still be inspected.
   int failed_before_exec = session.failed_lines();

@@ -21,6 +21,7 @@ po::options_description describe() {
       "events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")(
       "dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")(
       "report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")(
+      "pm", "post-mortem: on an uncaught exception, open the REPL in the frame that raised it")(
       "break", po::value<std::vector<std::string>>()->composing(),
       "stop the script at the next event KIND[:FN] (graph-break, recompile, guard-failure, compile, fallback)")(
       "help,h", "show this help")("version", "show the version");
@@ -88,11 +89,13 @@ Options parse_options(int argc, char** argv) {
   if (vm.count("break")) o.breaks = vm["break"].as<std::vector<std::string>>();
   o.interactive = vm.count("interactive") > 0;
   o.batch = vm.count("batch") > 0;
+  o.post_mortem = vm.count("pm") > 0;
   o.no_color = vm.count("no-color") > 0;
   o.real_torch = vm.count("real-torch") > 0;
   o.help = vm.count("help") > 0;
   o.version = vm.count("version") > 0;
   if (o.interactive && o.batch) throw std::invalid_argument("options -i and --batch contradict each other");
+  if (o.post_mortem && o.batch) throw std::invalid_argument("options --pm and --batch contradict each other");
   return o;
 }
 

@@ -17,6 +17,7 @@ struct Options {
   std::optional<std::string> report;   // --report FILE.html
   bool interactive = false;            // -i
   bool batch = false;                  // --batch
+  bool post_mortem = false;            // --pm
   bool no_color = false;
   bool real_torch = false;  // --real-torch: `import torch` is not mapped onto dyn
   bool help = false, version = false;

@@ -277,13 +277,16 @@ void Session::read_loop(bool nested) {
   for (;;) {
     if (quit_) return;
     if (nested && continue_) return;
-    std::string prompt = !pending_.empty() ? "... " : nested ? "(stopped) dynrepl> " : "dynrepl> ";
+    std::string prompt = !pending_.empty() ? "... "
+                         : post_mortem_    ? "(pm) dynrepl> "
+                         : nested          ? "(stopped) dynrepl> "
+                                           : "dynrepl> ";
     std::string line;
     bool interrupted = false;
     if (!reader_.read(prompt, &line, &interrupted)) {
       if (reader_.tty()) out("\n");
       pending_.clear();
-      if (nested && reader_.tty() && !eof_warned_) {
+      if (nested && !post_mortem_ && reader_.tty() && !eof_warned_) {
         // The script is cut short by a Ctrl-D here: say so once before doing it.
         eof_warned_ = true;
         out("the script is stopped; Ctrl-D again (or :quit) ends it, :continue resumes it\n");
@@ -301,6 +304,28 @@ void Session::read_loop(bool nested) {
     }
     run_line(line);
   }
+}
+
+bool Session::post_mortem() {
+  std::string where;
+  if (!py_.enter_post_mortem(&where)) {
+    error("no uncaught exception to look into: the script did not raise (or raised inside dyn only)");
+    return false;
+  }
+  out("post-mortem: the script raised; Python runs in the frame that raised it\n  at " + where + "\n");
+  out("  (:where shows the traceback's frames, :up/:down move, :list shows the source, Ctrl-D or :quit leaves)\n");
+  post_mortem_ = true;
+  try {
+    read_loop(true);
+  } catch (...) {
+    post_mortem_ = false;
+    py_.leave_user_frame();
+    throw;
+  }
+  post_mortem_ = false;
+  continue_ = false;
+  py_.leave_user_frame();
+  return true;
 }
 
 int Session::loop() {

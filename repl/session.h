@@ -47,6 +47,12 @@ class Session {
   void out(const std::string& s) { py_.write(s); }
   void error(const std::string& msg);
   bool stopped() const { return stopped_event_ != nullptr; }
+  // Stopped at a breakpoint, or looking into an uncaught exception: Python runs in a user frame.
+  bool in_frames() const { return stopped() || post_mortem_; }
+  bool post_mortem_active() const { return post_mortem_; }
+  // Opens the prompt in the frame that raised the last uncaught exception; false (with an
+  // error line) when there was none.
+  bool post_mortem();
   const Event* stopped_event() const { return stopped_event_; }
   std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
   void request_continue() { continue_ = true; }
@@ -83,6 +89,7 @@ class Session {
   std::string pending_;  // a Python block being typed over several lines
   int failed_lines_ = 0;
   bool eof_warned_ = false;
+  bool post_mortem_ = false;
   bool batch_ = false;
 };
 

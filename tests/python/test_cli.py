@@ -277,5 +277,33 @@ class TestDebuggerConveniences(CliCase):
         self.assertIn("_compile.py", p.stderr)
 
 
+class TestPostMortem(CliCase):
+    SCRIPT = """
+        import dyn
+        def helper(t, n):
+            scale = n * 2
+            return t.view(scale, 5)
+        @dyn.compile
+        def f(x):
+            return helper(x * 3.0, 2)
+        f(dyn.ones(4))
+    """
+
+    def test_pm_after_the_script_raised(self):
+        script = self.write("pm.py", self.SCRIPT)
+        rc, out, err = run(["-i", script], stdin=":pm\nprint('scale is', scale)\n:up\n:quit\n")
+        self.assertEqual(rc, 1)
+        self.assertIn("post-mortem: the script raised", out)
+        self.assertIn("scale is 4", out)
+        self.assertIn("frame 1 of 3: pm.py:8 in f", out)
+
+    def test_pm_without_an_exception_and_with_batch(self):
+        rc, out, err = run([], stdin=":pm\n")
+        self.assertIn("no uncaught exception to look into", err)
+        rc, out, err = run(["--pm", "--batch", self.write("ok.py", "print(1)\n")])
+        self.assertEqual(rc, 2)
+        self.assertIn("--pm and --batch contradict each other", err)
+
+
 if __name__ == "__main__":
     unittest.main()
