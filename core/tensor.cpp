@@ -213,8 +213,10 @@ Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset
 void Tensor::no_data() const {
   if (p_->lazy())
     fail(ErrorKind::Runtime,
-         "this tensor is still pending in the graph being captured (the script is stopped before that graph "
-         "runs); :continue first");
+         "this tensor is {} in the graph being captured, which runs when the script goes on; computing with it "
+         "now would add to that graph, so it is not done while stopped: :continue runs the graph, :graph shows "
+         "it so far",
+         capture_describe(p_));
   if (p_->poisoned())
     fail(ErrorKind::Runtime,
          "this tensor has no value: it was made after an op that raised an exception in the same compiled graph "

@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "core/dtype.h"
@@ -15,6 +16,8 @@ class TensorImpl;
 struct AutogradMeta;
 // A lazy tensor went away; its capture stops keeping its value (capture.cpp).
 void capture_forget(TensorImpl* impl);
+// "%3 f32[4, 8] pending: mul(%0, 2.0) at a.py:7" for a lazy tensor (capture.cpp).
+std::string capture_describe(const TensorImpl* impl);
 
 // The shared state behind Tensor handles. Views get their own impl over the same storage.
 class TensorImpl {

@@ -19,6 +19,7 @@ bool Capture::paused_ = false;
 std::atomic<int> Capture::live_{0};
 
 void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
+std::string capture_describe(const TensorImpl* impl) { return impl->capture_->describe_pending(impl); }
 
 std::string Capture::describe_pending(const TensorImpl* impl) const {
   int v = impl->lazy_value_;
