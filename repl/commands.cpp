@@ -352,8 +352,10 @@ const std::vector<Command>& commands() {
        "share one cause, when it recompiles often, or when it fell back to eager.",
        CompleteWith::Nothing, cmd_stats},
       {"diff", "A B", "two graphs or two cache entries side by side",
-       "A and B are graph ids (f[0].1) or cache entries (f[0]). Shows the guards that differ (entries) and, per "
-       "segment, the nodes only in A (-) and only in B (+).",
+       "A and B are graph ids (f[0].1), cache entries (f[0]) or '.', the trace a stopped call is recording (what "
+       "it kept of the entry it diverged from, and what it recorded since). Shows the guards that differ (entries) "
+       "and, per segment, the nodes side by side from the first difference on: '~' changed, '-' only in A, '+' only "
+       "in B; long unchanged runs are collapsed.",
        CompleteWith::Graphs, cmd_diff},
       {"dot", "[ID or FN] [FILE]", "DOT text of a graph (or of an entry's segments as clusters)",
        "Prints graphviz DOT for a graph, or for every segment of a cache entry as clusters joined by their graph "

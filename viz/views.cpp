@@ -64,6 +64,12 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
   std::vector<const GraphRecord*> out;
   std::string fn;
   int entry = 0;
+  if (target == ".") {
+    if (const GraphRecord* r = query::graph_in_progress()) return {r};
+    fail(ErrorKind::Value,
+         "no trace is being recorded: '.' is the trace of a call stopped at a recompile (or a graph break) while it "
+         "records; see :graphs for the cached ones");
+  }
   if (const GraphRecord* r = query::find_graph(target)) return {r};
   if (parse_entry_id(target, &fn, &entry)) {
     for (const auto& r : query::graphs())
@@ -383,21 +389,67 @@ std::vector<std::string> line_diff(const std::vector<std::string>& a, const std:
   return out;
 }
 
+// Two columns of a line diff: unchanged lines on both sides (runs longer than 6 collapsed), a
+// block of removed lines beside the block added in its place, each cell cut to width.
+std::string side_by_side(const std::vector<std::string>& d, const std::string& a, const std::string& b) {
+  struct Row {
+    char mark;  // ' ' same, '~' changed, '-' only left, '+' only right
+    std::string left, right;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < d.size();) {
+    if (d[i][0] == ' ') {
+      rows.push_back({' ', d[i].substr(2), d[i].substr(2)});
+      ++i;
+      continue;
+    }
+    std::vector<std::string> minus, plus;
+    while (i < d.size() && d[i][0] == '-') minus.push_back(d[i++].substr(2));
+    while (i < d.size() && d[i][0] == '+') plus.push_back(d[i++].substr(2));
+    for (size_t k = 0; k < std::max(minus.size(), plus.size()); ++k)
+      rows.push_back({k < minus.size() && k < plus.size() ? '~'
+                      : k < minus.size()                  ? '-'
+                                                          : '+',
+                      k < minus.size() ? minus[k] : "", k < plus.size() ? plus[k] : ""});
+  }
+  const size_t kWidth = 58;
+  auto cut = [&](const std::string& t) { return t.size() <= kWidth ? t : t.substr(0, kWidth - 3) + "..."; };
+  std::string out = fmt::format("    {:<{}} | {}\n", cut(a), kWidth, cut(b));
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    while (j < rows.size() && rows[j].mark == ' ') ++j;
+    if (j - i > 6) {  // a long unchanged run: its ends, and how much is left out
+      for (size_t k = i; k < i + 2; ++k)
+        out += fmt::format("    {:<{}} | {}\n", cut(rows[k].left), kWidth, cut(rows[k].right));
+      out += fmt::format("    {:<{}} | ...\n", fmt::format("... {} unchanged ...", j - i - 4), kWidth);
+      for (size_t k = j - 2; k < j; ++k)
+        out += fmt::format("    {:<{}} | {}\n", cut(rows[k].left), kWidth, cut(rows[k].right));
+      i = j;
+      continue;
+    }
+    const Row& r = rows[i];
+    out += fmt::format("  {} {:<{}} | {}\n", r.mark, cut(r.left), kWidth, cut(r.right));
+    ++i;
+  }
+  return out;
+}
+
 // A node without its value numbers' comment: what the diff compares.
 std::vector<std::string> node_lines(const GraphRecord& r) {
   std::vector<std::string> out;
   for (int id : r.graph.inputs) {
     const Value& v = r.graph.values[id];
     out.push_back(fmt::format("input {} {}", v.input_name.empty() ? "%" + std::to_string(id) : "'" + v.input_name + "'",
-                              meta_str(v.dtype, v.shape)));
+                              value_meta(v)));
   }
   for (const Node& n : r.graph.nodes) {
     std::string t = print_node(r.graph, n);
     size_t hash = t.find("  # ");
-    std::string src = hash == std::string::npos ? "" : t.substr(hash);
+    std::string src = hash == std::string::npos ? "" : t.substr(hash + 2);
+    src = src.substr(0, src.find("  "));  // "# file:line": the source text is in the graph's listing
     t = hash == std::string::npos ? t : t.substr(0, hash);
     while (!t.empty() && t.back() == ' ') t.pop_back();
-    out.push_back(t + src);
+    out.push_back(src.empty() ? t : t + "  " + src);
   }
   return out;
 }
@@ -415,8 +467,13 @@ std::vector<std::string> guard_lines_of(const std::string& entry_id) {
 
 std::string diff_text(const std::string& a, const std::string& b) {
   auto ga = resolve_graphs(a), gb = resolve_graphs(b);
-  std::string out = fmt::format("--- {}\n+++ {}\n", a, b);
-  bool entries = ga.size() > 1 || gb.size() > 1 || a.back() == ']' || b.back() == ']';
+  auto label = [](const std::string& t, const std::vector<const GraphRecord*>& g) {
+    return t == "." ? fmt::format(". ({}[{}].{} being recorded)", g[0]->fn, g[0]->entry, g[0]->segment) : t;
+  };
+  std::string la_ = label(a, ga), lb_ = label(b, gb);
+  std::string out = fmt::format("--- {}\n+++ {}\n", la_, lb_);
+  // Guards are an entry's: "." has none yet.
+  bool entries = (ga.size() > 1 || gb.size() > 1 || a.back() == ']' || b.back() == ']') && a != "." && b != ".";
   if (entries) {
     auto la = guard_lines_of(a), lb = guard_lines_of(b);
     if (!la.empty() || !lb.empty()) {
@@ -425,15 +482,33 @@ std::string diff_text(const std::string& a, const std::string& b) {
         if (l[0] != ' ') out += "  " + l + "\n";
     }
   }
-  size_t segs = std::max(ga.size(), gb.size());
-  for (size_t s = 0; s < segs; ++s) {
-    std::vector<std::string> na = s < ga.size() ? node_lines(*ga[s]) : std::vector<std::string>{};
-    std::vector<std::string> nb = s < gb.size() ? node_lines(*gb[s]) : std::vector<std::string>{};
+  // "." is one segment, the one being recorded: it is compared with the same segment of the other.
+  size_t first = 0, segs = std::max(ga.size(), gb.size());
+  if (a == "." || b == ".") {
+    first = static_cast<size_t>((a == "." ? ga : gb)[0]->segment);
+    segs = first + 1;
+  }
+  auto seg_of = [&](const std::vector<const GraphRecord*>& g, const std::string& t, size_t s) -> const GraphRecord* {
+    if (t == ".") return g[0];
+    for (const GraphRecord* r : g)
+      if (static_cast<size_t>(r->segment) == s) return r;
+    return nullptr;
+  };
+  for (size_t s = first; s < segs; ++s) {
+    const GraphRecord* ra = seg_of(ga, a, s);
+    const GraphRecord* rb = seg_of(gb, b, s);
+    std::vector<std::string> na = ra ? node_lines(*ra) : std::vector<std::string>{};
+    std::vector<std::string> nb = rb ? node_lines(*rb) : std::vector<std::string>{};
     auto d = line_diff(na, nb);
-    bool same = std::all_of(d.begin(), d.end(), [](const std::string& l) { return l[0] == ' '; });
-    out += fmt::format("segment {}: {}\n", s, same ? "same nodes" : "nodes differ");
-    if (!same)
-      for (const std::string& l : d) out += "  " + l + "\n";
+    size_t at = 0;
+    while (at < d.size() && d[at][0] == ' ') ++at;
+    bool same = at == d.size();
+    if (same) {
+      out += fmt::format("segment {}: same nodes\n", s);
+      continue;
+    }
+    out += fmt::format("segment {}: nodes differ from line {} on (inputs first, then nodes)\n", s, at + 1);
+    out += side_by_side(d, la_, lb_);
   }
   return out;
 }

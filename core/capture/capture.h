@@ -228,12 +228,20 @@ class Capture {
 
   // While the script is stopped at a breakpoint nothing may sync: a lazy tensor shows its
   // pending node instead, and reading its data is a user error.
-  static void set_paused(bool p) { paused_ = p; }
+  static void set_paused(bool p, Capture* held = nullptr) {
+    paused_ = p;
+    paused_capture_ = p ? held : nullptr;
+  }
   static bool paused() { return paused_; }
+  // The capture whose call is stopped (its region is not active while the prompt runs), or nullptr.
+  static Capture* paused_capture() { return paused_capture_; }
   // Regions running now on any thread (a reset must wait until none is).
   static int live() { return live_.load(); }
   // "%12 f32[4, 8] pending  # add(%10, %11) at file.py:7" for a lazy tensor of this capture.
   std::string describe_pending(const TensorImpl* impl) const;
+  // The segment this call is recording now (nullptr while it replays), as a record "fn[e].s" with
+  // the nodes recorded so far: what :diff calls ".".
+  bool graph_in_progress(GraphRecord* out) const;
 
  private:
   explicit Capture(std::shared_ptr<CompiledFunction> fn);
@@ -300,6 +308,7 @@ class Capture {
 
   static thread_local Capture* active_;
   static bool paused_;
+  static Capture* paused_capture_;
   static std::atomic<int> live_;
   std::shared_ptr<CompiledFunction> fn_;
   int segment_index_ = 0;

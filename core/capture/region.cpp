@@ -16,6 +16,7 @@ namespace dyn {
 
 thread_local Capture* Capture::active_ = nullptr;
 bool Capture::paused_ = false;
+Capture* Capture::paused_capture_ = nullptr;
 std::atomic<int> Capture::live_{0};
 
 void capture_forget(TensorImpl* impl) { impl->capture_->forget(impl); }
@@ -37,6 +38,18 @@ std::string Capture::describe_pending(const TensorImpl* impl) const {
     if (n.where.top().known()) s += " at " + n.where.top().str();
   }
   return s;
+}
+
+bool Capture::graph_in_progress(GraphRecord* out) const {
+  if (replaying()) return false;
+  out->fn = fn_->name();
+  out->entry = new_entry_;
+  out->segment = segment_index_;
+  out->graph = seg_;
+  for (Value& v : out->graph.values) v.input = Tensor();  // a record keeps no user tensor alive
+  out->plan = nullptr;
+  out->calls = 0;
+  return true;
 }
 
 // ---- region ----

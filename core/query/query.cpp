@@ -18,6 +18,13 @@ std::vector<const GraphRecord*> graphs() {
 
 const GraphRecord* find_graph(const std::string& id) { return CaptureLog::get().find_graph(id); }
 
+const GraphRecord* graph_in_progress() {
+  static GraphRecord r;
+  // While stopped, the stopped call's capture is off the thread (nothing may record): Pause holds it.
+  Capture* c = Capture::active() ? Capture::active() : Capture::paused_capture();
+  return c && c->graph_in_progress(&r) ? &r : nullptr;
+}
+
 std::vector<std::shared_ptr<const CompiledFunction>> functions() {
   auto live = CompiledFunction::live();
   return {live.begin(), live.end()};

@@ -19,6 +19,9 @@ const Counters& counters();
 std::vector<const GraphRecord*> graphs();
 // A graph by id "fn[e].s"; nullptr when there is none.
 const GraphRecord* find_graph(const std::string& id);
+// The segment the running compiled call is recording now (while stopped at a recompile, what it
+// kept of the entry it diverged from), or nullptr. Valid until the next call.
+const GraphRecord* graph_in_progress();
 
 // Compiled functions still alive, oldest first, and the newest one with a name.
 std::vector<std::shared_ptr<const CompiledFunction>> functions();
@@ -38,7 +41,7 @@ void on_reset(void (*hook)(void* ctx), void* ctx);
 // tensors show their pending node and reading their data is a user error.
 class Pause {
  public:
-  Pause() : start_(CaptureLog::get().now()) { Capture::set_paused(true); }
+  Pause() { Capture::set_paused(true, held_); }
   // The time stopped is the user's, not the capture's: a stopped call does not count it as tracing.
   ~Pause() {
     Capture::set_paused(false);
@@ -48,8 +51,9 @@ class Pause {
   Pause& operator=(const Pause&) = delete;
 
  private:
+  Capture* held_ = Capture::active();  // before eager_ takes it off the thread
   EagerScope eager_;
-  double start_;
+  double start_ = CaptureLog::get().now();
 };
 bool paused();
 
