@@ -503,12 +503,21 @@ std::string diff_text(const std::string& a, const std::string& b) {
     size_t at = 0;
     while (at < d.size() && d[at][0] == ' ') ++at;
     bool same = at == d.size();
+    // "." ends where the call left the entry: say so, the failed guard says what came instead.
+    std::string note;
+    if (a == "." || b == ".") {
+      const GraphRecord* now = a == "." ? ra : rb;
+      note = fmt::format(
+          "  (. is being recorded: {} node{} so far; the call left the cached trace after them, where the "
+          "failed guard says)\n",
+          now->graph.nodes.size(), now->graph.nodes.size() == 1 ? "" : "s");
+    }
     if (same) {
-      out += fmt::format("segment {}: same nodes\n", s);
+      out += fmt::format("segment {}: same nodes\n", s) + note;
       continue;
     }
     out += fmt::format("segment {}: nodes differ from line {} on (inputs first, then nodes)\n", s, at + 1);
-    out += side_by_side(d, la_, lb_);
+    out += side_by_side(d, la_, lb_) + note;
   }
   return out;
 }
