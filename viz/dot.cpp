@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -33,7 +35,7 @@ void emit_inputs(std::string& out, const Graph& g, const std::string& p, const s
     const Value& v = g.values[id];
     std::string name = v.input_name.empty() ? fmt::format("%{}", id) : v.input_name;
     out += fmt::format("{}{}v{} [shape=ellipse, label=\"{}\\n{}\\n{}\"];\n", indent, p, id, dot_escape(name),
-                       meta_str(v.dtype, v.shape), input_kind_name(v.input_kind));
+                       value_meta(v), input_kind_name(v.input_kind));
   }
 }
 
@@ -48,8 +50,8 @@ void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, 
     std::string loc = top.known() ? top.str() : std::string();
     std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
     std::string label = fmt::format("{}{}{}\\n%{} {}{}", op_name(n.op), n.target >= 0 ? "_" : "",
-                                    args.empty() ? "" : " " + dot_escape(args), n.outputs[0],
-                                    meta_str(o.dtype, o.shape), loc.empty() ? "" : "\\n" + dot_escape(loc));
+                                    args.empty() ? "" : " " + dot_escape(args), n.outputs[0], value_meta(o),
+                                    loc.empty() ? "" : "\\n" + dot_escape(loc));
     std::string style = n.target >= 0 ? ", style=filled, fillcolor=\"#fde0dd\"" : "";
     out += fmt::format("{}{}n{} [label=\"{}\", tooltip=\"{}\"{}];\n", indent, p, k, label, dot_escape(text), style);
   }
@@ -170,14 +172,31 @@ std::string dot_text(const std::string& target) {
     emit_segment(out, *graphs[s], p, "    ");
     out += "  }\n";
   }
+  // The segments stand side by side, left to right (a break edge adds no rank), and each break is
+  // drawn as the data it hands on: from the value an earlier segment computed to the input of the
+  // next one that reads it ("%7 of segment 0").
   for (size_t s = 0; s + 1 < graphs.size(); ++s) {
-    // A graph break between two clusters: an edge from the first's last node to the next's first.
     const Graph& a = graphs[s]->graph;
     const Graph& b = graphs[s + 1]->graph;
-    if (a.nodes.empty() || b.nodes.empty()) continue;
-    out +=
-        fmt::format("  s{}_n{} -> s{}_n0 [style=bold, color=red, label=\"{}\", ltail=cluster_{}, lhead=cluster_{}];\n",
-                    s, a.nodes.size() - 1, s + 1, break_label(*graphs[s]), s, s + 1);
+    bool linked = false;
+    for (int id : b.inputs) {
+      const Value& v = b.values[id];
+      int value = -1, seg = -1;
+      if (v.input_kind != InputKind::Materialized ||
+          std::sscanf(v.input_name.c_str(), "%%%d of segment %d", &value, &seg) != 2)
+        continue;
+      if (seg < 0 || static_cast<size_t>(seg) >= graphs.size() || static_cast<size_t>(seg) > s) continue;
+      const Graph& from = graphs[static_cast<size_t>(seg)]->graph;
+      if (value < 0 || value >= static_cast<int>(from.values.size())) continue;
+      int prod = from.values[value].producer;
+      std::string src = prod < 0 ? fmt::format("s{}_v{}", seg, value) : fmt::format("s{}_n{}", seg, prod);
+      out += fmt::format("  {} -> s{}_v{} [style=bold, color=red, constraint=false, label=\"{}\"];\n", src, s + 1, id,
+                         linked ? std::string() : break_label(*graphs[s]));
+      linked = true;
+    }
+    if (!linked && !a.nodes.empty() && !b.nodes.empty())
+      out += fmt::format("  s{}_n{} -> s{}_n0 [style=bold, color=red, constraint=false, label=\"{}\"];\n", s,
+                         a.nodes.size() - 1, s + 1, break_label(*graphs[s]));
   }
   return out + "}\n";
 }
