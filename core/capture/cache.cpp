@@ -17,6 +17,7 @@ namespace dyn {
 std::string Observation::str() const {
   if (!known) return "?";
   if (is_bool) return value != 0 ? "True" : "False";
+  if (is_int) return format_scalar(Scalar::from_int(static_cast<int64_t>(value)));
   return format_scalar(Scalar::from_double(value));
 }
 

@@ -34,6 +34,7 @@ struct Observation {
   bool known = false;
   double value = 0;
   bool is_bool = false;
+  bool is_int = false;  // .item() of an integer tensor: prints as Python would, 1 and not 1.0
   std::string str() const;
 };
 

@@ -305,5 +305,24 @@ class TestPostMortem(CliCase):
         self.assertIn("--pm and --batch contradict each other", err)
 
 
+class TestObservedValues(CliCase):
+    def test_an_int_item_prints_as_an_int(self):
+        script = self.write("it.py", """
+            import dyn
+            @dyn.compile
+            def f(x):
+                n = x.sum().item()
+                return x * n
+            f(dyn.tensor([1, 2]))
+            f(dyn.tensor([1, 3]))
+            f(dyn.tensor([0.5, 2.0]))
+            for e in dyn.debug.events("recompile"):
+                print(e["failures"][0]["expected"], e["failures"][0]["actual"])
+        """)
+        rc, out, err = run([script])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3 4\n", out)  # Python's own ints, not 3.0 and 4.0
+
+
 if __name__ == "__main__":
     unittest.main()
