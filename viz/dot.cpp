@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <set>
 
 #include <algorithm>
 
@@ -108,7 +109,23 @@ void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::stri
     }
   }
   emit_inputs(out, b, p, indent);
+  // Long runs of unchanged nodes (more than 6) are one box each: a large diff shows what changed.
+  std::vector<bool> unchanged(m, false);
+  for (size_t k = 0; k < m; ++k)
+    unchanged[k] = match_b[k] >= 0 && signature(a, a.nodes[match_b[k]]) == signature(b, b.nodes[k]);
+  std::vector<int> box(m, -1);  // node -> the collapsed run it belongs to (its first node's index)
+  for (size_t k = 0; k < m;) {
+    size_t j = k;
+    while (j < m && unchanged[j]) ++j;
+    if (j - k > 6) {
+      for (size_t i = k; i < j; ++i) box[i] = static_cast<int>(k);
+      out += fmt::format("{}{}run{} [label=\"... {} unchanged nodes ...\", style=dashed, color=\"#999999\"];\n", indent,
+                         p, k, j - k);
+    }
+    k = j == k ? k + 1 : j;
+  }
   for (size_t k = 0; k < m; ++k) {
+    if (box[k] >= 0) continue;
     const Node& nb = b.nodes[k];
     std::string sig = signature(b, nb);
     std::string style;
@@ -130,12 +147,17 @@ void emit_diff(std::string& out, const Graph& a, const Graph& b, const std::stri
           "{}{}gone{} [label=\"{}\\n(removed)\", style=\"filled,dashed\", fillcolor=\"#fcbba1\", "
           "color=\"#cb181d\"];\n",
           indent, p, i, dot_escape(signature(a, a.nodes[i])));
+  auto name = [&](size_t k) { return box[k] >= 0 ? fmt::format("{}run{}", p, box[k]) : fmt::format("{}n{}", p, k); };
   auto src = [&](int v) {
     int prod = b.values[v].producer;
-    return prod < 0 ? fmt::format("{}v{}", p, v) : fmt::format("{}n{}", p, prod);
+    return prod < 0 ? fmt::format("{}v{}", p, v) : name(static_cast<size_t>(prod));
   };
+  std::set<std::string> edges;  // a collapsed run's inner edges, and repeats, are drawn once or not at all
   for (size_t k = 0; k < m; ++k)
-    for (int i : b.nodes[k].inputs) out += fmt::format("{}{} -> {}n{};\n", indent, src(i), p, k);
+    for (int i : b.nodes[k].inputs) {
+      std::string from = src(i), to = name(k);
+      if (from != to && edges.insert(from + " -> " + to).second) out += fmt::format("{}{} -> {};\n", indent, from, to);
+    }
 }
 
 }  // namespace

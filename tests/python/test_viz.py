@@ -102,6 +102,20 @@ class TestRender(unittest.TestCase):
         self.assertIn("(added)", text)
         self.assertIn("#c7e9c0", text)  # the green of added nodes
 
+    def test_a_large_diff_collapses_unchanged_runs(self):
+        script = os.path.join(self.tmp, "bigdiff.py")
+        with open(script, "w") as f:
+            f.write("import dyn\n@dyn.compile\ndef f(x, n):\n    for _ in range(10):\n        x = (x * 1.5).relu()\n"
+                    "    return x * n\nf(dyn.ones(4), 2)\nf(dyn.ones(4), 3)\n")
+        svg = os.path.join(self.tmp, "big.svg")
+        p = dynrepl("--batch", "-e", f":render --diff f[0] f[1] {svg}", script)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn("... 20 unchanged nodes ...", text)
+        self.assertIn("(was mul(2) f32[4])", text)
+        self.assertEqual(text.count("relu("), 0, "the unchanged nodes are in the one box")
+
     def test_bad_render_requests_are_one_line_errors(self):
         p = dynrepl("--batch", "-e", ":render fn[0].0 out.gif", "-e", ":render nope[3].1 x.svg", "-e", ":render",
                     "-e", "print('alive')", "scripts/examples/branchy.py")
