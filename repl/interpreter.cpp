@@ -297,16 +297,7 @@ PyFrameObject* user_frame(PyFrameObject* f) {
 }
 }  // namespace
 
-bool Interpreter::enter_user_frame() {
-  // Every user frame, innermost first: :up and :down move between them.
-  PyFrameObject* f = PyEval_GetFrame();
-  Py_XINCREF(f);
-  f = user_frame(f);
-  while (f) {
-    stack_.push_back(f);
-    PyFrameObject* back = PyFrame_GetBack(f);
-    f = user_frame(back);
-  }
+bool Interpreter::open_innermost() {
   stack_pos_ = 0;
   if (stack_.empty()) return false;
   auto* top = static_cast<PyFrameObject*>(stack_[0]);
@@ -322,6 +313,19 @@ bool Interpreter::enter_user_frame() {
   }
   frames_.push_back(Namespace{globals, locals, top});
   return true;
+}
+
+bool Interpreter::enter_user_frame() {
+  // Every user frame, innermost first: :up and :down move between them.
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  f = user_frame(f);
+  while (f) {
+    stack_.push_back(f);
+    PyFrameObject* back = PyFrame_GetBack(f);
+    f = user_frame(back);
+  }
+  return open_innermost();
 }
 
 bool Interpreter::enter_post_mortem(std::string* where) {
@@ -350,20 +354,8 @@ bool Interpreter::enter_post_mortem(std::string* where) {
   if (frames.empty()) return false;
   leave_user_frame();
   stack_.assign(frames.rbegin(), frames.rend());  // innermost first; the references move
-  stack_pos_ = 0;
-  auto* top = static_cast<PyFrameObject*>(stack_[0]);
-  PyObject* globals = PyFrame_GetGlobals(top);
-  PyObject* locals = PyFrame_GetLocals(top);
-  if (!globals || !locals) {
-    PyErr_Clear();
-    Py_XDECREF(globals);
-    Py_XDECREF(locals);
-    for (void* p : stack_) Py_DECREF(static_cast<PyObject*>(p));
-    stack_.clear();
-    return false;
-  }
-  frames_.push_back(Namespace{globals, locals, top});
-  *where = frame_line(top, true);
+  if (!open_innermost()) return false;
+  *where = frame_line(stack_[0], true);
   return true;
 }
 

@@ -78,6 +78,8 @@ class Interpreter {
   std::vector<void*> stack_;
   size_t stack_pos_ = 0;
   void write_back_locals();
+  // Python runs in stack_[0]'s namespace; false (stack_ released) when it cannot be read.
+  bool open_innermost();
   std::string frame_line(void* frame, bool with_source);
 };
 
