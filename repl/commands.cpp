@@ -33,6 +33,8 @@ std::string newest_graph() {
 void not_stopped_only(Session& s, const char* what) {
   if (s.stopped())
     throw CommandError{fmt::format("{} is not possible while the script is stopped; :continue first", what)};
+  if (s.post_mortem_active())
+    throw CommandError{fmt::format("{} is not possible in post-mortem; :quit leaves it first", what)};
 }
 
 void cmd_help(Session& s, const Args& a) {
@@ -266,7 +268,7 @@ void cmd_continue(Session& s, const Args& a) {
 void cmd_pm(Session& s, const Args& a) {
   at_most(a, 0, ":pm");
   if (s.in_frames()) throw CommandError{"already in a frame: :where shows it, :quit leaves"};
-  s.post_mortem();
+  s.post_mortem(true);
 }
 
 void cmd_reset(Session& s, const Args& a) {
@@ -352,8 +354,9 @@ const std::vector<Command>& commands() {
        "share one cause, when it recompiles often, or when it fell back to eager.",
        CompleteWith::Nothing, cmd_stats},
       {"diff", "A B", "two graphs or two cache entries side by side",
-       "A and B are graph ids (f[0].1), cache entries (f[0]) or '.', the trace a stopped call is recording (what "
-       "it kept of the entry it diverged from, and what it recorded since). Shows the guards that differ (entries) "
+       "A and B are graph ids (f[0].1), cache entries (f[0]) or '.', the trace a call stopped at a recompile or "
+       "guard failure is recording (what it kept of the entry it diverged from, and what it recorded since). Shows the "
+       "guards that differ (entries) "
        "and, per segment, the nodes side by side from the first difference on: '~' changed, '-' only in A, '+' only "
        "in B; long unchanged runs are collapsed.",
        CompleteWith::Graphs, cmd_diff},

@@ -335,6 +335,7 @@ bool Interpreter::enter_post_mortem(std::string* where) {
   PyObject* t = tb;
   while (t && t != Py_None) {
     PyObject* frame = PyObject_GetAttrString(t, "tb_frame");
+    if (!frame) PyErr_Clear();
     if (frame) {
       auto* f = reinterpret_cast<PyFrameObject*>(frame);
       PyCodeObject* code = PyFrame_GetCode(f);
@@ -401,7 +402,8 @@ std::string Interpreter::compiled_name(const std::string& variable) {
   if (cls && PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(cls)) &&
       Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(cls)) {
     PyObject* name = PyObject_GetAttrString(obj, "name");
-    if (name && PyUnicode_Check(name)) out = PyUnicode_AsUTF8(name);
+    const char* text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+    if (text) out = text;
     Py_XDECREF(name);
   }
   PyErr_Clear();
@@ -447,7 +449,7 @@ std::string Interpreter::move_frame(int delta) {
   Py_DECREF(static_cast<PyObject*>(frames_.back().locals));
   frames_.back() = Namespace{globals, locals, f};
   stack_pos_ = static_cast<size_t>(target);
-  return fmt::format("frame {} of {}: {}", stack_pos_, stack_.size(), frame_line(f, true));
+  return fmt::format("frame {} of {}: {}", stack_pos_ + 1, stack_.size(), frame_line(f, true));
 }
 
 std::string Interpreter::list_source(int context) {
@@ -459,14 +461,12 @@ std::string Interpreter::list_source(int context) {
   Py_DECREF(code);
   int line = PyFrame_GetLineNumber(f);
   std::string out = fname.substr(fname.rfind('/') == std::string::npos ? 0 : fname.rfind('/') + 1) + "\n";
-  bool any = false;
-  for (int n = std::max(1, line - context); n <= line + context; ++n) {
-    std::string text = dyn::source_line(fname, n, false);
-    if (text.empty() && n > line) break;
-    any = true;
-    out += fmt::format("{:>5} {} {}\n", n, n == line ? "->" : "  ", text);
-  }
-  if (!any) return fmt::format("error: the source of {} is not available", fname);
+  // The file itself: a blank line is a line, and the end of the file is where the listing stops.
+  std::ifstream in(fname);
+  if (!in) return fmt::format("error: the source of {} is not available (typed at the prompt, or not a file)", fname);
+  std::string text;
+  for (int n = 1; n <= line + context && std::getline(in, text); ++n)
+    if (n >= line - context) out += fmt::format("{:>5} {} {}\n", n, n == line ? "->" : "  ", text);
   return out;
 }
 

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     py.run_source(opt.real_torch ? "import dyn\n" : "import dyn\nimport torch\n", "<dynrepl>");
   // --pm: an uncaught exception opens the prompt in the frame that raised it.
   if (opt.post_mortem && status == 1 && !session.quit_requested()) {
-    session.post_mortem();
+    session.post_mortem(false);
     return write_report(status);
   }
   if (session.quit_requested()) return write_report(session.exit_status());  // Ctrl-D or :quit while stopped
@@ -120,7 +120,10 @@ int main(int argc, char** argv) {
   int failed_before_exec = session.failed_lines();
   for (const auto& line : opt.exec) {
     session.run_line(line);
-    if (session.quit_requested()) return write_report(status ? status : session.exit_status());
+    if (session.quit_requested()) {
+      int failed = session.failed_lines() > failed_before_exec ? 1 : 0;  // a failed line before the :quit
+      return write_report(status ? status : std::max(session.exit_status(), failed));
+    }
   }
   // A -e line that failed (an error: line, a Python exception) makes the status say so.
   if (session.failed_lines() > failed_before_exec && status == 0) status = 1;

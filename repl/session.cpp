@@ -155,7 +155,8 @@ void Session::on_event(const Event& e, void* self_ptr) {
     std::fwrite(j.data(), 1, j.size(), self->events_file_);
     std::fflush(self->events_file_);
   }
-  if (self->stopped()) return;  // no breakpoints inside a stop
+  // No breakpoints inside a stop, nor in post-mortem (its frames are the traceback's).
+  if (self->stopped() || self->post_mortem_) return;
   for (Breakpoint& bp : self->breakpoints_)
     if (bp.kind == e.kind && (bp.fn.empty() || bp.fn == e.fn)) {
       self->stop(e, bp);
@@ -220,9 +221,10 @@ void Session::resolve_variables(std::string_view command, std::vector<std::strin
   if (!takes_fn.count(command)) return;
   auto fns = query::functions();
   for (std::string& w : *words) {
-    if (w.empty() || w[0] == '-') continue;
+    if (w.empty() || w[0] == '-') continue;  // an option
     size_t cut = std::min(w.find('['), w.find(':'));
     std::string head = w.substr(0, cut);
+    if (head.find_first_of("./") != std::string::npos) continue;  // a file
     if (std::any_of(fns.begin(), fns.end(), [&](const auto& f) { return f->name() == head; })) continue;
     std::string name = py_.compiled_name(head);
     if (!name.empty()) w = name + (cut == std::string::npos ? "" : w.substr(cut));
@@ -306,7 +308,7 @@ void Session::read_loop(bool nested) {
   }
 }
 
-bool Session::post_mortem() {
+bool Session::post_mortem(bool return_to_prompt) {
   std::string where;
   if (!py_.enter_post_mortem(&where)) {
     error("no uncaught exception to look into: the script did not raise (or raised inside dyn only)");
@@ -315,6 +317,7 @@ bool Session::post_mortem() {
   out("post-mortem: the script raised; Python runs in the frame that raised it\n  at " + where + "\n");
   out("  (:where shows the traceback's frames, :up/:down move, :list shows the source, Ctrl-D or :quit leaves)\n");
   post_mortem_ = true;
+  int status = exit_status_;
   try {
     read_loop(true);
   } catch (...) {
@@ -325,6 +328,12 @@ bool Session::post_mortem() {
   post_mortem_ = false;
   continue_ = false;
   py_.leave_user_frame();
+  // Leaving a post-mortem opened from the prompt goes back to it, as pdb does; after --pm (no
+  // prompt to go back to) the session ends.
+  if (return_to_prompt) {
+    quit_ = false;
+    exit_status_ = status;
+  }
   return true;
 }
 

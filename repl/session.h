@@ -52,7 +52,7 @@ class Session {
   bool post_mortem_active() const { return post_mortem_; }
   // Opens the prompt in the frame that raised the last uncaught exception; false (with an
   // error line) when there was none.
-  bool post_mortem();
+  bool post_mortem(bool return_to_prompt);
   const Event* stopped_event() const { return stopped_event_; }
   std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
   void request_continue() { continue_ = true; }

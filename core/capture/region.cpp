@@ -41,7 +41,7 @@ std::string Capture::describe_pending(const TensorImpl* impl) const {
 }
 
 bool Capture::graph_in_progress(GraphRecord* out) const {
-  if (replaying()) return false;
+  if (replaying() || new_entry_ < 0) return false;  // replaying, or a trace that will not be cached
   out->fn = fn_->name();
   out->entry = new_entry_;
   out->segment = segment_index_;

@@ -181,7 +181,7 @@ Observation Capture::observe(BreakKind kind, const Tensor* t) {
   EagerScope eager;
   o.known = true;
   o.is_bool = kind == BreakKind::DataDependentBranch;
-  o.is_int = !o.is_bool && !is_floating(t->dtype());
+  o.is_int = !o.is_bool && !is_floating(t->dtype()) && t->dtype() != DType::Bool;
   o.value = kern::to_double(*t);
   if (o.is_bool) o.value = o.value != 0 ? 1 : 0;
   return o;

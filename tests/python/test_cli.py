@@ -295,7 +295,7 @@ class TestPostMortem(CliCase):
         self.assertEqual(rc, 1)
         self.assertIn("post-mortem: the script raised", out)
         self.assertIn("scale is 4", out)
-        self.assertIn("frame 1 of 3: pm.py:8 in f", out)
+        self.assertIn("frame 2 of 3: pm.py:8 in f", out)
 
     def test_pm_without_an_exception_and_with_batch(self):
         rc, out, err = run([], stdin=":pm\n")
@@ -322,6 +322,35 @@ class TestObservedValues(CliCase):
         rc, out, err = run([script])
         self.assertEqual(rc, 0, err)
         self.assertIn("3 4\n", out)  # Python's own ints, not 3.0 and 4.0
+
+
+class TestReviewFindings(CliCase):
+    def test_a_failed_exec_line_before_quit_is_status_1(self):
+        rc, out, err = run(["-e", "nope", "-e", ":quit"])
+        self.assertEqual(rc, 1, err)
+
+    def test_leaving_pm_returns_to_the_prompt(self):
+        rc, out, err = run([], stdin="1/0\n:pm\n:quit\nprint('back at the prompt')\n")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("back at the prompt", out)
+
+    def test_no_breakpoint_stops_inside_pm_and_run_is_refused(self):
+        script = self.write("bad.py", "import dyn\n1/0\n")
+        rc, out, err = run(["--batch", "--break", "compile", "-e", ":pm", script])
+        self.assertEqual(rc, 1)
+        rc, out, err = run(["-i", script],
+                           stdin=":pm\n:run " + script + "\ng = dyn.compile(lambda x: x * 2)\n"
+                                 ":break compile\ng(dyn.ones(2))\n:quit\n")
+        self.assertIn("is not possible in post-mortem", err)
+        self.assertNotIn("stopped at breakpoint", out)
+
+    def test_list_shows_blank_lines_and_says_when_there_is_no_file(self):
+        script = self.write("gap.py", "import dyn\n\n\ndef f(n):\n    x = n + 1\n\n    return 1 / (x - x)\n\n\nf(2)\n")
+        rc, out, err = run(["--pm", script], stdin=":list 2\n")
+        self.assertIn("    7 ->     return 1 / (x - x)", out)
+        self.assertIn("    8    ", out)
+        rc, out, err = run([], stdin="1/0\n:pm\n:list\n")
+        self.assertIn("the source of <stdin> is not available", err)
 
 
 if __name__ == "__main__":
