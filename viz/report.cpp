@@ -255,11 +255,20 @@ std::string html_report(const std::string& title) {
                              : std::string();
     body += fmt::format("<div class=\"graph\" id=\"g-{}\"><h3>{}</h3>\n{}<pre>{}</pre>\n", a, esc(r->id()), guards,
                         esc(print_graph(r->graph)));
-    try {
-      body += unique_svg_ids(inline_svg(dot_text(r->id())), a + "-") + "\n";
-    } catch (const Error& err) {
-      body += "<p class=\"warn\">" + esc(err.what()) + "</p>\n";
-    }
+    // graphviz lays out a few hundred nodes in a second, but a training step's thousand takes
+    // minutes: past kMaxPictureNodes the report names the command that draws it instead.
+    constexpr size_t kMaxPictureNodes = 300;
+    if (r->graph.nodes.size() > kMaxPictureNodes) {
+      body += fmt::format(
+          "<p class=\"warn\">No picture: {} nodes would take graphviz minutes to lay out; <code>:render {} "
+          "FILE.svg</code> draws it.</p>\n",
+          r->graph.nodes.size(), esc(r->id()));
+    } else
+      try {
+        body += unique_svg_ids(inline_svg(dot_text(r->id())), a + "-") + "\n";
+      } catch (const Error& err) {
+        body += "<p class=\"warn\">" + esc(err.what()) + "</p>\n";
+      }
     body += "</div>\n";
   }
   if (graphs.empty()) body += "<p>No graphs were captured.</p>\n";

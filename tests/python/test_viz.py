@@ -116,6 +116,19 @@ class TestRender(unittest.TestCase):
         self.assertIn("(was mul(2) f32[4])", text)
         self.assertEqual(text.count("relu("), 0, "the unchanged nodes are in the one box")
 
+    def test_the_report_names_the_command_for_a_picture_too_big_to_lay_out(self):
+        script = os.path.join(self.tmp, "big.py")
+        with open(script, "w") as f:
+            f.write("import dyn\n@dyn.compile\ndef f(x):\n    for _ in range(160):\n        x = (x * 1.5).relu()\n"
+                    "    return x\nf(dyn.ones(4))\n")
+        html = os.path.join(self.tmp, "big.html")
+        p = dynrepl("--batch", "--report", html, script)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(html) as f:
+            page = f.read()
+        self.assertIn("No picture: 320 nodes would take graphviz minutes to lay out; <code>:render f[0].0", page)
+        self.assertNotIn("<svg", page)
+
     def test_bad_render_requests_are_one_line_errors(self):
         p = dynrepl("--batch", "-e", ":render fn[0].0 out.gif", "-e", ":render nope[3].1 x.svg", "-e", ":render",
                     "-e", "print('alive')", "scripts/examples/branchy.py")
