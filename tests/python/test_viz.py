@@ -102,31 +102,28 @@ class TestRender(unittest.TestCase):
         self.assertIn("(added)", text)
         self.assertIn("#c7e9c0", text)  # the green of added nodes
 
-    def test_a_large_diff_collapses_unchanged_runs(self):
-        script = os.path.join(self.tmp, "bigdiff.py")
+    def chain_output(self, loops, calls, out_name, *args):
+        """Runs a compiled chain of `loops` (mul, relu) pairs over `calls` (`f(dyn.ones(4), n)` lines) with
+        dynrepl args naming OUT (the file it writes); returns that file's text."""
+        script = os.path.join(self.tmp, f"chain{loops}.py")
         with open(script, "w") as f:
-            f.write("import dyn\n@dyn.compile\ndef f(x, n):\n    for _ in range(10):\n        x = (x * 1.5).relu()\n"
-                    "    return x * n\nf(dyn.ones(4), 2)\nf(dyn.ones(4), 3)\n")
-        svg = os.path.join(self.tmp, "big.svg")
-        p = dynrepl("--batch", "-e", f":render --diff f[0] f[1] {svg}", script)
+            f.write(f"import dyn\n@dyn.compile\ndef f(x, n):\n    for _ in range({loops}):\n"
+                    "        x = (x * 1.5).relu()\n    return x * n\n" + "".join(f"f(dyn.ones(4), {n})\n" for n in calls))
+        out = os.path.join(self.tmp, out_name)
+        p = dynrepl("--batch", *[a.replace("OUT", out) for a in args], script)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(svg) as f:
-            text = f.read()
+        with open(out) as f:
+            return f.read()
+
+    def test_a_large_diff_collapses_unchanged_runs(self):
+        text = self.chain_output(10, (2, 3), "big.svg", "-e", ":render --diff f[0] f[1] OUT")
         self.assertIn("... 20 unchanged nodes ...", text)
         self.assertIn("(was mul(2) f32[4])", text)
         self.assertEqual(text.count("relu("), 0, "the unchanged nodes are in the one box")
 
     def test_the_report_names_the_command_for_a_picture_too_big_to_lay_out(self):
-        script = os.path.join(self.tmp, "big.py")
-        with open(script, "w") as f:
-            f.write("import dyn\n@dyn.compile\ndef f(x):\n    for _ in range(160):\n        x = (x * 1.5).relu()\n"
-                    "    return x\nf(dyn.ones(4))\n")
-        html = os.path.join(self.tmp, "big.html")
-        p = dynrepl("--batch", "--report", html, script)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(html) as f:
-            page = f.read()
-        self.assertIn("No picture: 320 nodes would take graphviz minutes to lay out; <code>:render f[0].0", page)
+        page = self.chain_output(160, (1.0,), "big.html", "--report", "OUT")
+        self.assertIn("No picture: 321 nodes would take graphviz minutes to lay out; <code>:render f[0].0", page)
         self.assertNotIn("<svg", page)
 
     def test_bad_render_requests_are_one_line_errors(self):
