@@ -229,7 +229,8 @@ DYN_FAST(f_custom_grad) {
         throw_type_error(fmt::format("{}: backward returned a {} for input {}; expected a tensor or None", name,
                                      Py_TYPE(g)->tp_name, i));
       }
-      const Tensor& t = unwrap(g);
+      // A copy: `fast` may hold the only reference to g, and the error path releases it.
+      const Tensor t = unwrap(g);
       if (t.shape() != in_shapes[i]) {
         Py_DECREF(fast);
         fail(ErrorKind::Runtime, "function {} returned an invalid gradient at index {} - got {} but expected shape {}",
