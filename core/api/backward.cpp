@@ -110,6 +110,9 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     if (!retain_graph) {
       n->inputs.assign(n->inputs.size(), Tensor());
       n->outputs.assign(n->outputs.size(), Tensor());
+      // A custom Function's backward is a Python closure that may hold what forward saved: free it
+      // with the rest, so that nothing it holds outlives the graph.
+      n->custom = nullptr;
       n->released = true;
     }
   }

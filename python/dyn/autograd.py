@@ -110,15 +110,25 @@ class Function:
                      for o in outs)
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensor_outs = [o for o in outs if isinstance(o, Tensor)]
+        # run_backward is owned by the outputs' grad node, a C++ object that Python's collector cannot
+        # see through: if it (or ctx) held an output, output -> node -> closure -> output would be a
+        # cycle never freed. So it keeps the outputs' metadata only, and saved outputs become detached
+        # aliases, which is how the engine saves its own ops' outputs.
+        out_meta = [(o.shape, o.dtype) for o in tensor_outs]
+        out_ids = {id(o) for o in tensor_outs}
+        ctx.saved_tensors = tuple(t.detach() if isinstance(t, Tensor) and id(t) in out_ids else t
+                                  for t in ctx.saved_tensors)
+        n_args = len(args)
 
         def run_backward(*grads):
             if ctx.materialize_grads:
-                grads = tuple(_dyn.zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outs))
+                grads = tuple(_dyn.zeros(shape, dtype=dtype) if g is None else g
+                              for g, (shape, dtype) in zip(grads, out_meta))
             r = cls.backward(ctx, *grads)
             r = r if isinstance(r, tuple) else (r,)
-            if len(r) < len(args):
+            if len(r) < n_args:
                 raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                                   f"(expected {len(args)}, got {len(r)})")
+                                   f"(expected {n_args}, got {len(r)})")
             return tuple(r[i] for i in positions)
 
         _dyn._custom_grad([args[i] for i in positions], tensor_outs, cls.__name__ + "Backward", run_backward)

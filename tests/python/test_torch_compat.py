@@ -4,6 +4,7 @@ torch.compile's options and compiled modules, custom autograd Functions, autogra
 modes, autocast and GradScaler, torch_xla's device/mark_step/compile, and nn.Parameter.
 """
 import copy
+import gc
 import importlib
 import os
 import pickle
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import unittest
 import warnings
+import weakref
 
 import numpy as np
 
@@ -126,8 +128,11 @@ class TestRealTorchFlag(unittest.TestCase):
 
     def run_bin(self, *args):
         self.assertTrue(os.access(BIN, os.X_OK), f"no dynrepl binary at {BIN} (set DYNREPL)")
+        env = dict(os.environ, NO_COLOR="1")
+        if "ASAN_OPTIONS" in env:  # scripts/test.sh --sanitize: LSan's exit scan of libtorch takes minutes
+            env["ASAN_OPTIONS"] += ":detect_leaks=0"
         p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                           env=dict(os.environ, NO_COLOR="1"), cwd=REPO)
+                           env=env, cwd=REPO)
         return p.returncode, p.stdout, p.stderr
 
     def test_real_torch_is_not_dyn(self):
@@ -392,6 +397,40 @@ class TestAutogradFunction(unittest.TestCase):
         y = torch.ones(3, requires_grad=True)
         with self.assertRaisesRegex(RuntimeError, "incorrect number of gradients"):
             WrongCount.apply(x, y).sum().backward()
+
+    def test_outputs_are_freed_with_or_without_backward(self):
+        # The backward closure lives in a C++ grad node that Python's collector cannot see through;
+        # it once held the outputs (and ctx the saved output), a cycle that kept every application
+        # alive for good.
+        x = torch.randn(4, requires_grad=True)
+        y = Exp.apply(x)
+        dropped = weakref.ref(y)
+        del y
+        gc.collect()
+        self.assertIsNone(dropped(), "an output never used for backward is still alive")
+        y = Exp.apply(x)
+        y.sum().backward()
+        after_backward = weakref.ref(y)
+        del y
+        gc.collect()
+        self.assertIsNone(after_backward(), "an output is still alive after backward")
+        assert_same(self, x.exp(), x.grad, "the saved output still gives the gradient")
+
+    def test_unused_output_gradient_is_zeros_of_its_shape(self):
+        # materialize_grads: an output that gets no gradient reads as zeros of its shape and dtype.
+        class TwoOut(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2.0, x.double()
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                self.assertEqual((tuple(gb.shape), gb.dtype), ((3,), torch.float64))
+                return ga * 2.0 + gb.float()
+
+        x = torch.ones(3, requires_grad=True)
+        TwoOut.apply(x)[0].sum().backward()
+        self.assertEqual(x.grad.tolist(), [2.0, 2.0, 2.0])
 
 
 class TestAutogradGrad(unittest.TestCase):
