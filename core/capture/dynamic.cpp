@@ -1,6 +1,8 @@
 // Dynamic shapes at a recompile: the segment a call recorded becomes a dynamic one where an
 // earlier entry traced the same ops with other sizes (automatic dynamic shapes), or where sizes
 // were marked dynamic. See Note [dynamic shapes] in core/ir/symbolic.cpp.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/capture/capture.h"
@@ -21,11 +23,14 @@ void Capture::generalize_segment() {
   // an entry, the later ones are compared with the same entry's.
   if (pair_entry_ >= 0) {
     paired = pair_with(pair_entry_);
-  } else if ((prefix_.empty() && new_segments_.empty()) || syms_.empty()) {
+  } else if (((prefix_.empty() && new_segments_.empty()) || syms_.empty()) &&
+             std::any_of(failures_.begin(), failures_.end(),
+                         [](const auto& f) { return f.kind != GuardKind::GlobalState; })) {
     // The newest entry of the same ops with other sizes. What this call kept of a dynamic entry's
     // first segment (and its symbols) is compared afresh: a size that entry guessed wrong (s0
     // where s0 - 1 was meant) is then learned from the two traces. Only while nothing of this
-    // call uses the symbols yet: a segment it recorded before keeps their numbers.
+    // call uses the symbols yet: a segment it recorded before keeps their numbers. (Only when there
+    // is an entry to compare with: the copy costs as much memory as the trace.)
     Graph kept = seg_;
     std::vector<SymInfo> kept_syms = syms_;
     SymValues kept_now = sym_now_;
