@@ -192,6 +192,7 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   }
   if (top.known()) out(fmt::format("  at {}{}\n", top.str(), text.empty() ? "" : "  " + text));
   auto leave = [&] {
+    pending_.clear();  // a block half typed at the stop is not the outer prompt's
     if (in_frame) py_.leave_user_frame();
     stopped_event_ = nullptr;
     pause.reset();
@@ -266,12 +267,17 @@ void Session::run_line(const std::string& raw) {
     }
     return;
   }
-  pending_ += (pending_.empty() ? "" : "\n") + raw;
-  std::optional<int> exit_code;
-  Interpreter::Input r = py_.run_interactive(pending_, &exit_code);
-  if (r == Interpreter::Input::Incomplete) return;
-  if (r == Interpreter::Input::Error) ++failed_lines_;
+  // The block leaves pending_ before it runs: a breakpoint that stops it opens a prompt whose
+  // input must start afresh, not be glued onto the line that is running.
+  std::string source = pending_.empty() ? raw : pending_ + "\n" + raw;
   pending_.clear();
+  std::optional<int> exit_code;
+  Interpreter::Input r = py_.run_interactive(source, &exit_code);
+  if (r == Interpreter::Input::Incomplete) {
+    pending_ = std::move(source);
+    return;
+  }
+  if (r == Interpreter::Input::Error) ++failed_lines_;
   if (exit_code) request_quit(*exit_code);
 }
 
