@@ -54,15 +54,34 @@ std::vector<std::string> split_words(const std::string& s) {
   return w;
 }
 
-// Where a line stops being UTF-8 text, or npos.
+// Where a line stops being UTF-8 text, or npos. Well-formed as Python's decoder wants it
+// (Unicode's table 3-7): no overlong forms, no surrogates, nothing above U+10FFFF.
 size_t invalid_utf8_at(const std::string& s) {
+  auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0; };
   size_t i = 0;
   while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-    if (n < 0 || i + n >= s.size() + (n == 0 ? 1 : 0)) return i;
-    for (int k = 1; k <= n; ++k)
-      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
+    unsigned char c = byte(i);
+    int n = 0;                           // continuation bytes
+    unsigned char lo = 0x80, hi = 0xbf;  // the range of the first one
+    if (c < 0x80) {
+      n = 0;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) lo = 0xa0;  // below: overlong
+      if (c == 0xed) hi = 0x9f;  // above: a surrogate
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) lo = 0x90;  // below: overlong
+      if (c == 0xf4) hi = 0x8f;  // above: past U+10FFFF
+    } else {
+      return i;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+    }
+    for (int k = 1; k <= n; ++k) {
+      unsigned char b = byte(i + k);
+      if (k == 1 ? (b < lo || b > hi) : (b >> 6) != 2) return i;
+    }
     i += n + 1;
   }
   return std::string::npos;

@@ -66,6 +66,34 @@ class StdinTest(unittest.TestCase):
         for line in lines:
             self.assertTrue(line.startswith("error: "), line)
 
+    def test_utf8_check_agrees_with_pythons_decoder(self):
+        # UTF-8-shaped bytes that are not UTF-8 (overlong forms, surrogates, past U+10FFFF) must be
+        # refused before Python sees them, or the half-typed block is lost to a bare UnicodeDecodeError.
+        r = random.Random(5)
+        lines, bad = [], 0
+        for _ in range(400):
+            n = r.choice([2, 3, 4])
+            lead = r.randrange({2: 0xc0, 3: 0xe0, 4: 0xf0}[n], {2: 0xe0, 3: 0xf0, 4: 0xf8}[n])
+            seq = bytes([lead] + [r.randrange(0x80, 0xc0) for _ in range(n - 1)])
+            try:
+                seq.decode("utf-8")
+            except UnicodeDecodeError:
+                bad += 1
+            lines.append(b"# " + seq)
+        status, out, err = dynrepl(["--no-color"], b"x = (1,\n" + b"\n".join(lines) + b"\n2)\nprint(x)\n")
+        self.assertEqual(status, 0, err[-2000:])
+        self.assertEqual(out, b"(1, 2)\n")
+        errors = err.decode().splitlines()
+        self.assertGreater(bad, 50)  # seed 5 draws each kind: C0/C1, E0, ED, F0, F4, F5..
+        self.assertEqual(len(errors), bad, errors[:5])
+        self.assertTrue(all(e.startswith("error: the line is not UTF-8 text") for e in errors), errors[:5])
+
+    def test_exec_line_not_utf8(self):
+        status, out, err = dynrepl(["--batch", "--no-color", "-e", b"\xc0\x80", "-e", "print('next')"])
+        self.assertEqual(status, 1)
+        self.assertEqual(out, b"next\n")
+        self.assertEqual(err, b"error: the line is not UTF-8 text (byte 0xc0 at column 1) and was not run; type text\n")
+
     def test_syntax_error_like_python(self):
         status, out, err = dynrepl(["--no-color"], b"x = = 1\nprint('ok')\n")
         self.assertEqual(status, 0)
