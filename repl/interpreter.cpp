@@ -202,14 +202,15 @@ Interpreter::Input Interpreter::run_interactive(const std::string& source, std::
   }
   PyObject* code = PyObject_CallFunction(g_compiler, "sss", source.c_str(), "<stdin>", "single");
   if (!code) {
-    if (PyErr_ExceptionMatches(PyExc_SyntaxError) || PyErr_ExceptionMatches(PyExc_OverflowError) ||
-        PyErr_ExceptionMatches(PyExc_ValueError)) {
-      // Like the Python REPL: the error alone, not the frames of codeop that raised it.
-      PyObject *type, *value, *tb;
-      PyErr_Fetch(&type, &value, &tb);
-      Py_XDECREF(tb);
-      PyErr_Restore(type, value, nullptr);
-    }
+    // Whatever compiling raised (a SyntaxError, or a MemoryError or RecursionError on too deep a
+    // nesting), its frames are codeop's, the REPL's own: like the Python REPL, print the error
+    // alone, and leave no traceback for :pm to open in.
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(tb);
+    if (value) PyException_SetTraceback(value, Py_None);
+    PyErr_Restore(type, value, nullptr);
     status_of_pending_error(exit_code);
     return Input::Error;
   }
@@ -330,7 +331,13 @@ bool Interpreter::enter_user_frame() {
 
 bool Interpreter::enter_post_mortem(std::string* where) {
   PyObject* tb = PySys_GetObject("last_traceback");  // borrowed; set when an exception was printed
-  if (!tb || tb == Py_None) return false;
+  if (!tb || tb == Py_None) {
+    PyObject* last = PySys_GetObject("last_value");  // borrowed
+    if (last && last != Py_None)
+      *where =
+          fmt::format("the last error ({}) was raised compiling a typed line, which never ran", Py_TYPE(last)->tp_name);
+    return false;
+  }
   std::vector<PyObject*> frames;  // outermost first
   PyObject* t = tb;
   while (t && t != Py_None) {

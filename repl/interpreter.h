@@ -46,7 +46,8 @@ class Interpreter {
   // frame Python runs in is marked ">".
   std::string user_stack();
   // Post-mortem: Python runs in the innermost user frame of the last uncaught exception's
-  // traceback (sys.last_traceback), :up/:down move along it. False when there is none.
+  // traceback (sys.last_traceback), :up/:down move along it. False when there is none; then
+  // *where says why when there is more to say than that nothing raised.
   bool enter_post_mortem(std::string* where);
   // While stopped: Python runs in the frame `delta` further out (up, > 0) or in (down, < 0).
   // Returns where it is now ("file:line in func" and the source line), or an error message

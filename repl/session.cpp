@@ -336,7 +336,8 @@ void Session::read_loop(bool nested) {
 bool Session::post_mortem(bool return_to_prompt) {
   std::string where;
   if (!py_.enter_post_mortem(&where)) {
-    error("no uncaught exception to look into: the script did not raise (or raised inside dyn only)");
+    error(where.empty() ? "no uncaught exception to look into: the script did not raise (or raised inside dyn only)"
+                        : "no frame to look into: " + where);
     return false;
   }
   out("post-mortem: the script raised; Python runs in the frame that raised it\n  at " + where + "\n");
