@@ -3,11 +3,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "core/error.h"
 #include "core/query/query.h"
 #include "repl/session.h"
+#include "repl/write_file.h"
 #include "viz/dot.h"
 #include "viz/render.h"
 #include "viz/report.h"
@@ -124,6 +124,13 @@ void cmd_diff(Session& s, const Args& a) {
   s.out(viz::diff_text(a[0], a[1]));
 }
 
+// Writes a file the user named and says so, or why it could not.
+void save(Session& s, const std::string& path, const std::string& data) {
+  std::string failure = write_file(path, data);
+  if (!failure.empty()) throw CommandError{fmt::format("cannot write '{}': {}", path, failure)};
+  s.out(fmt::format("wrote {} ({} bytes)\n", path, data.size()));
+}
+
 void cmd_dot(Session& s, const Args& a) {
   at_most(a, 2, ":dot [ID or FN] [FILE]");
   std::string target = a.empty() ? newest_graph() : a[0];
@@ -132,17 +139,7 @@ void cmd_dot(Session& s, const Args& a) {
     s.out(text);
     return;
   }
-  std::ofstream f(a[1]);
-  if (!f) throw CommandError{fmt::format("cannot write '{}'", a[1])};
-  f << text;
-  s.out(fmt::format("wrote {} ({} bytes)\n", a[1], text.size()));
-}
-
-void write_file(Session& s, const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !f.write(data.data(), static_cast<std::streamsize>(data.size())))
-    throw CommandError{fmt::format("cannot write '{}'", path)};
-  s.out(fmt::format("wrote {} ({} bytes)\n", path, data.size()));
+  save(s, a[1], text);
 }
 
 std::string format_of(const std::string& file) {
@@ -156,7 +153,7 @@ std::string format_of(const std::string& file) {
 void cmd_render(Session& s, const Args& a) {
   if (!a.empty() && a[0] == "--diff") {
     if (a.size() != 4) throw CommandError{"usage: :render --diff A B FILE.svg|.png"};
-    write_file(s, a[3], viz::render(viz::dot_diff_text(a[1], a[2]), format_of(a[3])));
+    save(s, a[3], viz::render(viz::dot_diff_text(a[1], a[2]), format_of(a[3])));
     return;
   }
   if (a.empty() || a.size() > 2)
@@ -164,12 +161,12 @@ void cmd_render(Session& s, const Args& a) {
   std::string file = a.back();
   std::string fmt_ = format_of(file);
   std::string target = a.size() == 2 ? a[0] : newest_graph();
-  write_file(s, file, viz::render(viz::dot_text(target), fmt_));
+  save(s, file, viz::render(viz::dot_text(target), fmt_));
 }
 
 void cmd_report(Session& s, const Args& a) {
   if (a.size() != 1) throw CommandError{"usage: :report FILE.html"};
-  write_file(s, a[0], viz::html_report("dynrepl report"));
+  save(s, a[0], viz::html_report("dynrepl report"));
 }
 
 void cmd_break(Session& s, const Args& a) {

@@ -3,9 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +11,7 @@
 #include "repl/interpreter.h"
 #include "repl/options.h"
 #include "repl/session.h"
+#include "repl/write_file.h"
 #include "viz/report.h"
 
 namespace {
@@ -91,16 +90,10 @@ int main(int argc, char** argv) {
   // breakpoint); a report that cannot be written makes the exit status 1.
   auto write_report = [&](int status) {
     if (!opt.report) return status;
-    std::FILE* f = std::fopen(opt.report->c_str(), "w");
-    std::string html = dyn::viz::html_report("dynrepl report");
-    if (!f || std::fwrite(html.data(), 1, html.size(), f) != html.size()) {
-      std::fprintf(stderr, "dynrepl: error: cannot write the report '%s': %s\n", opt.report->c_str(),
-                   std::strerror(errno));
-      if (f) std::fclose(f);
-      return status ? status : 1;
-    }
-    std::fclose(f);
-    return status;
+    std::string failure = write_file(*opt.report, dyn::viz::html_report("dynrepl report"));
+    if (failure.empty()) return status;
+    std::fprintf(stderr, "dynrepl: error: cannot write the report '%s': %s\n", opt.report->c_str(), failure.c_str());
+    return status ? status : 1;
   };
 
   int status = 0;

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/query/query.h"
+#include "repl/write_file.h"
 #include "viz/dot.h"
 #include "viz/views.h"
 
@@ -138,7 +139,7 @@ const Breakpoint& Session::add_breakpoint(const std::string& kind_in, const std:
 void Session::open_events_file(const std::string& path) {
   events_file_ = std::fopen(path.c_str(), "w");
   if (!events_file_)
-    throw CommandError{fmt::format("cannot write the events file '{}': {}", path, std::strerror(errno))};
+    throw CommandError{fmt::format("cannot write the events file '{}': {}", path, write_failure(path, errno))};
 }
 
 void Session::set_dot_dir(const std::string& dir) {

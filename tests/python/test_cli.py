@@ -353,5 +353,24 @@ class TestReviewFindings(CliCase):
         self.assertIn("the source of <stdin> is not available", err)
 
 
+
+class TestFileWriteErrors(CliCase):
+    def test_report_says_why_it_cannot_be_written(self):
+        # The reason is the failed open's, not what errno held after building the report.
+        branchy = os.path.join(REPO, "scripts", "examples", "branchy.py")
+        rc, out, err = run(["--batch", "--report", "/nonexistent-dir/r.html", branchy])
+        self.assertEqual(rc, 1)
+        self.assertIn("dynrepl: error: cannot write the report '/nonexistent-dir/r.html': No such file or directory; "
+                      "create the folder '/nonexistent-dir' first", err)
+        rc, out, err = run(["--batch", "--report", self.dir, "-c", "pass"])
+        self.assertEqual(rc, 1)
+        self.assertIn("Is a directory; name a file, not a folder", err)
+
+    def test_report_that_does_not_fit_is_an_error(self):
+        # A small report fits in a stdio buffer: the failure only shows when it is flushed.
+        rc, out, err = run(["--batch", "--report", "/dev/full", "-c", "pass"])
+        self.assertEqual(rc, 1)
+        self.assertIn("cannot write the report '/dev/full': No space left on device", err)
+
 if __name__ == "__main__":
     unittest.main()

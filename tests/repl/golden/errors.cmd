@@ -14,12 +14,19 @@
 :diff f[0].0 nosuch
 :dot nosuch
 :dot f /nonexistent-dir/x.dot
+:dot f /tmp
+:dot f /dev/full
 :render
 :render f[0].0 picture.txt
 :render nosuch /tmp/dynrepl_golden_nosuch.svg
 :render --diff f[0]
 :report
 :report /nonexistent-dir/r.html
+:report /tmp
+:report ''
+:report /dev/full
+:render f[0].0 /nonexistent-dir/x.svg
+:render f[0].0 /dev/null/x.png
 :break
 :break nosuch
 :break cache-hit

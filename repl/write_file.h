@@ -1,0 +1,15 @@
+// Writing a whole file the user named (:report, :dot, :render, --report), saying why it failed.
+#pragma once
+#include <string>
+
+namespace dyn::repl {
+
+// Why writing `path` failed with errno `err`, and what to do: "No such file or directory; create
+// the folder '/x' first, or choose another path".
+std::string write_failure(const std::string& path, int err);
+
+// Creates or truncates `path` and writes `data` to it; "" when all of it reached the file,
+// else write_failure's text.
+std::string write_file(const std::string& path, const std::string& data);
+
+}  // namespace dyn::repl
