@@ -8,7 +8,9 @@
 #include <frameobject.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -162,6 +164,13 @@ int Interpreter::run_source(const std::string& source, const std::string& filena
 }
 
 int Interpreter::run_file(const std::string& path) {
+  // A folder opens as a stream that reads nothing, which would run as an empty script.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    write_err(
+        fmt::format("dynrepl: error: cannot run '{}': it is a folder, not a script; name the .py file to run\n", path));
+    return 1;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "dynrepl: can't open file '%s': [Errno %d] %s\n", path.c_str(), errno, std::strerror(errno));
@@ -169,6 +178,15 @@ int Interpreter::run_file(const std::string& path) {
   }
   std::stringstream buf;
   buf << in.rdbuf();
+  // Python compiles a C string: it would stop at the first NUL and run what comes before it.
+  if (size_t nul = buf.view().find('\0'); nul != std::string_view::npos) {
+    auto line = std::count(buf.view().begin(), buf.view().begin() + static_cast<long>(nul), '\n') + 1;
+    write_err(
+        fmt::format("dynrepl: error: cannot run '{}': line {} contains a NUL byte (source code cannot contain "
+                    "null bytes); is it a Python script?\n",
+                    path, line));
+    return 1;
+  }
   PyObject* d = main_dict();
   PyObject* file = PyUnicode_DecodeFSDefault(path.c_str());
   PyDict_SetItemString(d, "__file__", file);

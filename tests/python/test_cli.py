@@ -146,6 +146,32 @@ class TestScripts(CliCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("does_not_exist.py", err)
 
+    def test_a_folder_is_not_a_script(self):
+        folder = os.path.join(self.dir, "adir")
+        os.mkdir(folder)
+        rc, out, err = run([folder])
+        self.assertEqual(rc, 1)
+        self.assertEqual(err, f"dynrepl: error: cannot run '{folder}': it is a folder, not a script; "
+                              "name the .py file to run\n")
+        rc, out, err = run(["--batch", "-e", "print('exec line')", folder])  # -e lines run, the status stays 1
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "exec line\n")
+
+    def test_a_file_with_a_nul_byte_is_not_run(self):
+        # Python compiles a C string: before the check, a NUL ended the script there, silently.
+        path = os.path.join(self.dir, "binary.py")
+        with open(path, "wb") as f:
+            f.write(bytes(range(256)))
+        rc, out, err = run(["--batch", path])
+        self.assertEqual(rc, 1)
+        self.assertIn(f"cannot run '{path}': line 1 contains a NUL byte (source code cannot contain null bytes)", err)
+        with open(path, "wb") as f:
+            f.write(b"print('half')\nx = 1\x00\n")
+        rc, out, err = run(["--batch", path])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        self.assertIn("line 2 contains a NUL byte", err)
+
     def test_example_first_steps(self):
         example = os.path.join(REPO, "scripts", "examples", "first_steps.py")
         self.assertTrue(os.path.exists(example), example)
