@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/query/query.h"
 #include "repl/session.h"
+#include "repl/text.h"
 #include "repl/write_file.h"
 #include "viz/dot.h"
 #include "viz/render.h"
@@ -43,7 +44,8 @@ void cmd_help(Session& s, const Args& a) {
     const Command* c = find_command(a[0]);
     if (!c) {
       std::string hint = suggest_command(a[0]);
-      throw CommandError{fmt::format("no command ':{}'; {}", a[0], hint.empty() ? ":help lists the commands" : hint)};
+      throw CommandError{
+          fmt::format("no command ':{}'; {}", shown(a[0]), hint.empty() ? ":help lists the commands" : hint)};
     }
     s.out(fmt::format(":{} {}\n  {}\n\n{}\n", c->name, c->args, c->summary, c->help));
     return;
@@ -58,9 +60,12 @@ void cmd_run(Session& s, const Args& a) {
   if (a.empty()) throw CommandError{"usage: :run FILE [args...]"};
   not_stopped_only(s, ":run");
   struct stat st;
-  if (stat(a[0].c_str(), &st) != 0) throw CommandError{fmt::format("cannot run '{}': no such file", a[0])};
-  if (S_ISDIR(st.st_mode)) throw CommandError{fmt::format("cannot run '{}': it is a folder, not a script", a[0])};
-  if (!S_ISREG(st.st_mode)) throw CommandError{fmt::format("cannot run '{}': not a regular file", a[0])};
+  if (stat(a[0].c_str(), &st) != 0)
+    throw CommandError{fmt::format("cannot run '{}': no such file", shown(a[0], kPathChars))};
+  if (S_ISDIR(st.st_mode))
+    throw CommandError{fmt::format("cannot run '{}': it is a folder, not a script", shown(a[0], kPathChars))};
+  if (!S_ISREG(st.st_mode))
+    throw CommandError{fmt::format("cannot run '{}': not a regular file", shown(a[0], kPathChars))};
   int status = s.py().run_script(a[0], Args(a.begin() + 1, a.end()));
   if (s.quit_requested()) return;
   if (status != 0) s.out(fmt::format("(the script ended with status {})\n", status));
@@ -127,7 +132,7 @@ void cmd_diff(Session& s, const Args& a) {
 // Writes a file the user named and says so, or why it could not.
 void save(Session& s, const std::string& path, const std::string& data) {
   std::string failure = write_file(path, data);
-  if (!failure.empty()) throw CommandError{fmt::format("cannot write '{}': {}", path, failure)};
+  if (!failure.empty()) throw CommandError{fmt::format("cannot write '{}': {}", shown(path, kPathChars), failure)};
   s.out(fmt::format("wrote {} ({} bytes)\n", path, data.size()));
 }
 
@@ -146,7 +151,8 @@ std::string format_of(const std::string& file) {
   size_t dot = file.rfind('.');
   std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
   if (ext != "svg" && ext != "png")
-    throw CommandError{fmt::format("cannot tell the picture format of '{}': name the file .svg or .png", file)};
+    throw CommandError{
+        fmt::format("cannot tell the picture format of '{}': name the file .svg or .png", shown(file, kPathChars))};
   return ext;
 }
 
@@ -175,13 +181,13 @@ void cmd_break(Session& s, const Args& a) {
   const Breakpoint& bp = s.add_breakpoint(a[0], a.size() > 1 ? a[1] : "");
   std::string kind(event_kind_name(bp.kind));
   std::replace(kind.begin(), kind.end(), '_', '-');
-  s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, kind, bp.fn.empty() ? "" : " of " + bp.fn));
+  s.out(fmt::format("breakpoint {}: stop at the next {}{}\n", bp.id, kind, bp.fn.empty() ? "" : " of " + shown(bp.fn)));
   // A function compiled later is a fine target, but a typo should not wait silently forever.
   auto fns = query::functions();
   if (!bp.fn.empty() && std::none_of(fns.begin(), fns.end(), [&](const auto& f) { return f->name() == bp.fn; })) {
     std::string known;
     for (const auto& f : fns) known += (known.empty() ? "" : ", ") + f->name();
-    s.out(fmt::format("  no compiled function is named '{}' yet; the breakpoint waits for one{}\n", bp.fn,
+    s.out(fmt::format("  no compiled function is named '{}' yet; the breakpoint waits for one{}\n", shown(bp.fn),
                       known.empty() ? "" : " (compiled now: " + known + ")"));
   }
 }
@@ -195,7 +201,8 @@ void cmd_breakpoints(Session& s, const Args& a) {
   for (const Breakpoint& bp : s.breakpoints()) {
     std::string kind(event_kind_name(bp.kind));
     std::replace(kind.begin(), kind.end(), '_', '-');
-    s.out(fmt::format("{:>3}  {:<13}  {:<12}  hits {}\n", bp.id, kind, bp.fn.empty() ? "(any)" : bp.fn, bp.hits));
+    s.out(
+        fmt::format("{:>3}  {:<13}  {:<12}  hits {}\n", bp.id, kind, bp.fn.empty() ? "(any)" : shown(bp.fn), bp.hits));
   }
 }
 
@@ -205,7 +212,7 @@ void cmd_delete(Session& s, const Args& a) {
   try {
     id = std::stoi(a[0]);
   } catch (...) {
-    throw CommandError{fmt::format("expected a breakpoint number, got '{}'", a[0])};
+    throw CommandError{fmt::format("expected a breakpoint number, got '{}'", shown(a[0]))};
   }
   auto& bps = s.breakpoints();
   auto it = std::find_if(bps.begin(), bps.end(), [&](const Breakpoint& b) { return b.id == id; });
@@ -229,7 +236,8 @@ int positive_count(const Args& a, const char* cmd, const char* what) {
     if (used == a[0].size() && n >= 1) return n;
   } catch (...) {
   }
-  throw CommandError{fmt::format("usage: {} [N]  (N: how many {}, a positive number; got '{}')", cmd, what, a[0])};
+  throw CommandError{
+      fmt::format("usage: {} [N]  (N: how many {}, a positive number; got '{}')", cmd, what, shown(a[0]))};
 }
 
 void move(Session& s, const Args& a, const char* cmd, int sign) {
@@ -285,7 +293,8 @@ void cmd_quit(Session& s, const Args& a) {
   s.request_quit(s.stopped() ? 1 : 0);
 }
 
-int edit_distance(const std::string& a, const std::string& b) {
+// Counted in characters: ':stats' with a zero-width space after it is one edit away.
+int edit_distance(const std::u32string& a, const std::u32string& b) {
   std::vector<int> d(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) d[j] = static_cast<int>(j);
   for (size_t i = 1; i <= a.size(); ++i) {
@@ -425,7 +434,7 @@ std::string suggest_command(const std::string& name_in) {
   int best_d = 3;
   for (const Command& c : commands()) {
     std::string n = c.name;
-    int d = edit_distance(name, n);
+    int d = edit_distance(code_points(name), code_points(n));
     if (n.rfind(name, 0) == 0 && !name.empty()) d = std::min(d, 1);
     if (d < best_d) best_d = d, best = &c;
   }

@@ -3,6 +3,7 @@
 
 #include "core/ir/source.h"
 #include "python/py_common.h"
+#include "repl/text.h"
 
 #include <fmt/format.h>
 #include <frameobject.h>
@@ -167,13 +168,15 @@ int Interpreter::run_file(const std::string& path) {
   // A folder opens as a stream that reads nothing, which would run as an empty script.
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    write_err(
-        fmt::format("dynrepl: error: cannot run '{}': it is a folder, not a script; name the .py file to run\n", path));
+    write_err(fmt::format("dynrepl: error: cannot run '{}': it is a folder, not a script; name the .py file to run\n",
+                          shown(path, kPathChars)));
     return 1;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "dynrepl: can't open file '%s': [Errno %d] %s\n", path.c_str(), errno, std::strerror(errno));
+    int err = errno;  // before anything else can change it
+    std::fprintf(stderr, "dynrepl: can't open file '%s': [Errno %d] %s\n", shown(path, kPathChars).c_str(), err,
+                 std::strerror(err));
     return 2;
   }
   std::stringstream buf;
@@ -184,7 +187,7 @@ int Interpreter::run_file(const std::string& path) {
     write_err(
         fmt::format("dynrepl: error: cannot run '{}': line {} contains a NUL byte (source code cannot contain "
                     "null bytes); is it a Python script?\n",
-                    path, line));
+                    shown(path, kPathChars), line));
     return 1;
   }
   PyObject* d = main_dict();

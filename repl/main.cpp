@@ -11,6 +11,7 @@
 #include "repl/interpreter.h"
 #include "repl/options.h"
 #include "repl/session.h"
+#include "repl/text.h"
 #include "repl/write_file.h"
 #include "viz/report.h"
 
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   try {
     opt = parse_options(argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "dynrepl: error: %s\nTry 'dynrepl --help' for the options.\n", e.what());
+    std::fprintf(stderr, "dynrepl: error: %s\nTry 'dynrepl --help' for the options.\n", printable(e.what()).c_str());
     return 2;
   }
   if (opt.help) {
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
     if (opt.events) session.open_events_file(*opt.events);
     if (opt.dot_dir) session.set_dot_dir(*opt.dot_dir);
   } catch (const CommandError& e) {
-    std::fprintf(stderr, "dynrepl: error: %s\n", e.message.c_str());
+    std::fprintf(stderr, "dynrepl: error: %s\n", printable(e.message).c_str());
     return 2;
   }
 
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
     if (!opt.report) return status;
     std::string failure = write_file(*opt.report, dyn::viz::html_report("dynrepl report"));
     if (failure.empty()) return status;
-    std::fprintf(stderr, "dynrepl: error: cannot write the report '%s': %s\n", opt.report->c_str(), failure.c_str());
+    std::fprintf(stderr, "dynrepl: error: cannot write the report '%s': %s\n", shown(*opt.report, kPathChars).c_str(),
+                 failure.c_str());
     return status ? status : 1;
   };
 

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/query/query.h"
+#include "repl/text.h"
 #include "repl/write_file.h"
 #include "viz/dot.h"
 #include "viz/views.h"
@@ -55,39 +56,6 @@ std::vector<std::string> split_words(const std::string& s) {
   return w;
 }
 
-// Where a line stops being UTF-8 text, or npos. Well-formed as Python's decoder wants it
-// (Unicode's table 3-7): no overlong forms, no surrogates, nothing above U+10FFFF.
-size_t invalid_utf8_at(const std::string& s) {
-  auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0; };
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = byte(i);
-    int n = 0;                           // continuation bytes
-    unsigned char lo = 0x80, hi = 0xbf;  // the range of the first one
-    if (c < 0x80) {
-      n = 0;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      if (c == 0xe0) lo = 0xa0;  // below: overlong
-      if (c == 0xed) hi = 0x9f;  // above: a surrogate
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      if (c == 0xf0) lo = 0x90;  // below: overlong
-      if (c == 0xf4) hi = 0x8f;  // above: past U+10FFFF
-    } else {
-      return i;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
-    }
-    for (int k = 1; k <= n; ++k) {
-      unsigned char b = byte(i + k);
-      if (k == 1 ? (b < lo || b > hi) : (b >> 6) != 2) return i;
-    }
-    i += n + 1;
-  }
-  return std::string::npos;
-}
-
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t");
   size_t e = s.find_last_not_of(" \t");
@@ -109,7 +77,9 @@ Session::~Session() {
 
 void Session::error(const std::string& msg) {
   ++failed_lines_;
-  py_.write_err(color_ ? "\x1b[31merror:\x1b[0m " + msg + "\n" : "error: " + msg + "\n");
+  // Messages from the engine echo ids as typed: nothing the user typed reaches the terminal raw.
+  std::string text = printable(msg);
+  py_.write_err(color_ ? "\x1b[31merror:\x1b[0m " + text + "\n" : "error: " + text + "\n");
 }
 
 void Session::request_quit(int code) {
@@ -131,23 +101,27 @@ const Breakpoint& Session::add_breakpoint(const std::string& kind_in, const std:
     throw CommandError{
         fmt::format("unknown event kind '{}'; expected graph-break, recompile, guard-failure, "
                     "compile or fallback",
-                    kind)};
+                    shown(kind))};
   breakpoints_.push_back(Breakpoint{next_breakpoint_++, *k, fn});
   return breakpoints_.back();
 }
 
 void Session::open_events_file(const std::string& path) {
   events_file_ = std::fopen(path.c_str(), "w");
-  if (!events_file_)
-    throw CommandError{fmt::format("cannot write the events file '{}': {}", path, write_failure(path, errno))};
+  if (!events_file_) {
+    std::string failure = write_failure(path, errno);
+    throw CommandError{fmt::format("cannot write the events file '{}': {}", shown(path, kPathChars), failure)};
+  }
 }
 
 void Session::set_dot_dir(const std::string& dir) {
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0755) != 0)
-    throw CommandError{fmt::format("cannot create the DOT folder '{}': {}", dir, std::strerror(errno))};
+  if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0755) != 0) {
+    std::string reason = std::strerror(errno);
+    throw CommandError{fmt::format("cannot create the DOT folder '{}': {}", shown(dir, kPathChars), reason)};
+  }
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw CommandError{fmt::format("--dot-dir '{}' is not a folder", dir)};
+    throw CommandError{fmt::format("--dot-dir '{}' is not a folder", shown(dir, kPathChars))};
   dot_dir_ = dir;
 }
 
@@ -272,8 +246,8 @@ void Session::run_line(const std::string& raw) {
     const Command* c = find_command(words[0]);
     if (!c) {
       std::string hint = suggest_command(words[0]);
-      error(
-          fmt::format("unknown command ':{}'{}", words[0], hint.empty() ? "; :help lists the commands" : "; " + hint));
+      error(fmt::format("unknown command ':{}'{}", shown(words[0]),
+                        hint.empty() ? "; :help lists the commands" : "; " + hint));
       return;
     }
     words.erase(words.begin());

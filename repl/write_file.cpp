@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "repl/text.h"
+
 namespace dyn::repl {
 
 std::string write_failure(const std::string& path, int err) {
@@ -16,7 +18,7 @@ std::string write_failure(const std::string& path, int err) {
       if (path.empty()) return "the file name is empty; name a file";
       size_t slash = path.rfind('/');
       std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-      return reason + "; create the folder '" + dir + "' first, or choose another path";
+      return reason + "; create the folder '" + shown(dir, kPathChars) + "' first, or choose another path";
     }
     case EISDIR:
       return reason + "; name a file, not a folder";

@@ -11,6 +11,7 @@ import random
 import re
 import subprocess
 import tempfile
+import unicodedata
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,6 +94,30 @@ class StdinTest(unittest.TestCase):
         self.assertEqual(status, 1)
         self.assertEqual(out, b"next\n")
         self.assertEqual(err, b"error: the line is not UTF-8 text (byte 0xc0 at column 1) and was not run; type text\n")
+
+    def test_errors_escape_what_does_not_print(self):
+        # Every character Python's repr escapes (controls, format characters, separators) is shown
+        # escaped when an error echoes it, as repr shows it; a printable one is shown as it is.
+        hidden = [chr(c) for c in range(1, 0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+                  and chr(c) not in " \n"]
+        shown = ["é", "λ", "中", "🙂", "\u0301"]  # a combining accent prints on the quote before it
+        lines = [f":delete 'x{ch}'".encode() for ch in hidden + shown]
+        status, out, err = dynrepl(["--no-color"], b"\n".join(lines) + b"\n")
+        self.assertEqual(status, 0)
+        got = err.decode().splitlines()
+        self.assertEqual(len(got), len(hidden) + len(shown))
+        for ch, line in zip(hidden + shown, got):
+            want = repr(ch)[1:-1] if ch in hidden else ch
+            self.assertEqual(line, f"error: expected a breakpoint number, got 'x{want}'", f"U+{ord(ch):04X}")
+
+    def test_command_line_errors_escape_what_does_not_print(self):
+        status, out, err = dynrepl(["--break", b"compile\x1b[31m", "-c", "pass"])
+        self.assertEqual(status, 2)
+        self.assertIn(b"unknown event kind 'compile\\x1b[31m'", err)
+        status, out, err = dynrepl([b"--no-col\x01or", "-c", "pass"])
+        self.assertEqual(status, 2)
+        self.assertNotIn(b"\x01", err)
+        self.assertIn(b"--no-col\\x01or", err)
 
     def test_syntax_error_like_python(self):
         status, out, err = dynrepl(["--no-color"], b"x = = 1\nprint('ok')\n")
