@@ -163,7 +163,6 @@ void Session::stop(const Event& e, Breakpoint& bp) {
   // Nothing may sync or record while stopped: lazy tensors show their pending node.
   auto pause = std::make_unique<query::Pause>();
   stopped_event_ = &e;
-  continue_ = false;
   bool in_frame = py_.enter_user_frame();
   SourceLoc top = e.where.top();
   std::string text = top.known() ? source_line(*top.file, top.line) : std::string();
@@ -278,7 +277,11 @@ void Session::run_line(const std::string& raw) {
 void Session::read_loop(bool nested) {
   for (;;) {
     if (quit_) return;
-    if (nested && continue_) return;
+    if (nested && continue_) {
+      // Taken by the stop it resumes: a post-mortem of the same script opens later and must read.
+      continue_ = false;
+      return;
+    }
     std::string prompt = !pending_.empty() ? "... "
                          : post_mortem_    ? "(pm) dynrepl> "
                          : nested          ? "(stopped) dynrepl> "
@@ -327,7 +330,6 @@ bool Session::post_mortem(bool return_to_prompt) {
     throw;
   }
   post_mortem_ = false;
-  continue_ = false;
   py_.leave_user_frame();
   // Leaving a post-mortem opened from the prompt goes back to it, as pdb does; after --pm (no
   // prompt to go back to) the session ends.
