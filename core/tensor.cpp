@@ -193,13 +193,18 @@ void Storage::release() {
 
 // ---- Tensor ----
 
-Tensor Tensor::empty(const Dims& shape, DType dtype) {
+int64_t check_new_shape(const Dims& shape) {
   for (int64_t s : shape)
     DYN_CHECK(s >= 0, ErrorKind::Runtime, "Trying to create tensor with negative dimension {}: {}", s, dims_str(shape));
   int64_t n = 1;
   for (int64_t s : shape)
     DYN_CHECK(!__builtin_mul_overflow(n, s, &n) && n <= (int64_t{1} << 56), ErrorKind::Runtime,
               "a tensor of shape {} has too many elements", dims_str(shape));
+  return n;
+}
+
+Tensor Tensor::empty(const Dims& shape, DType dtype) {
+  int64_t n = check_new_shape(shape);
   Storage* st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype));
   return Tensor(new TensorImpl(st, shape, contiguous_strides(shape), 0, dtype));
 }

@@ -11,6 +11,10 @@
 
 namespace dyn {
 
+// The element count of a new tensor of this shape; a user error for a negative size or one too
+// large. Creation ops check at inference too, so that a traced call fails at the op as eager does.
+int64_t check_new_shape(const Dims& shape);
+
 class Capture;
 class TensorImpl;
 struct AutogradMeta;

@@ -83,6 +83,17 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = current_source();
     return false;
   }
+  if (n.default_dtype != default_float_dtype()) {
+    f->kind = GuardKind::Op;
+    f->what =
+        fmt::format("the default dtype at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
+    f->subject = "the default dtype";
+    f->expected = std::string(dtype_name(n.default_dtype));
+    f->actual = std::string(dtype_name(default_float_dtype()));
+    f->hint = "dyn.set_default_dtype ran inside the call with another dtype than when traced";
+    f->where = current_source();
+    return false;
+  }
   std::vector<std::pair<const TensorImpl*, int>> tentative;
   auto operand = [&](const Tensor& t, int expected) {
     int v = replay_value_of(t, expected, g, &binds_[entry], f, &tentative);

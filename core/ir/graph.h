@@ -48,6 +48,9 @@ struct Node {
   // In-place ops write into the buffer of value `target`; the output aliases it.
   int target = -1;
   int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
+  // The default dtype when recorded: an int operand and a Python float promote to it. A function
+  // that sets it from Python state changes it between calls without failing the entry's guard.
+  DType default_dtype = DType::Float32;
   SourceStack where;
   std::vector<SymAttr> sym_attrs;  // the ints of attrs that follow the symbols (dynamic graphs)
 };

@@ -78,6 +78,7 @@ void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
 }
 
 void infer_random(InSpan, const Attrs& a, OutMeta* m) {
+  check_new_shape(a.dims);
   m->dtype = a.dtype;
   m->shape = a.dims;
 }

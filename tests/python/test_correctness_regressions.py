@@ -391,5 +391,51 @@ class PytorchBehaviour(unittest.TestCase):
         self.assertEqual((x * 2).grad_fn.name(), "MulBackward0")
 
 
+class FoundByTheStaleGraphFuzzer(unittest.TestCase):
+    """tests/fuzz/stale_graph.py: call sequences against one compiled function, eager the oracle."""
+
+    def test_default_dtype_set_inside_the_call_from_python_state(self):
+        # The entry's guard checks the default dtype at the call; this function sets it itself, so
+        # an int operand times a float promoted to a stale dtype on a cache hit.
+        wide = [True]
+
+        def f(x):
+            prev = dyn.get_default_dtype()
+            dyn.set_default_dtype(dyn.float64 if wide[0] else dyn.float32)
+            try:
+                return dyn.arange(x.shape[0]) * 0.5 + x.int()
+            finally:
+                dyn.set_default_dtype(prev)
+
+        cf = dyn.compile(f)
+        x = dyn.ones(4)
+        for w in (True, False, True, False):
+            wide[0] = w
+            e, c = f(x), cf(x)
+            self.assertEqual(e.dtype, c.dtype, f"wide={w}")
+            self.assertTrue(same_bits(e, c))
+        self.assertEqual(len(dyn.debug.graphs(cf)), 2)  # one per dtype, then cache hits
+        failure = dyn.debug.events("recompile", fn=cf)[0]["failures"][0]
+        self.assertIn("default dtype", failure["what"])
+
+    def test_negative_size_fails_at_the_op_as_eager(self):
+        # Recording did not check creation sizes: an unused ones(-1) returned normally, an indexed one
+        # raised IndexError, a used one raised only when the graph ran.
+        def unused(x, n):
+            dyn.ones(n, x.shape[1])
+            return x * 2.0
+
+        def indexed(x, n):
+            return dyn.zeros(n, x.shape[1])[0]
+
+        def used(x, n):
+            return dyn.rand(n, 2).tanh()
+
+        for f in (unused, indexed, used):
+            for g in (f, dyn.compile(f)):
+                with self.assertRaisesRegex(RuntimeError, "negative dimension -1"):
+                    g(dyn.ones(2, 3), -1)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
