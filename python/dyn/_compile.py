@@ -1,5 +1,6 @@
 """dyn.compile: compile regions. Calls run the function with ops recorded lazily into graphs."""
 import functools
+import weakref
 import warnings
 import inspect
 import sys
@@ -89,9 +90,9 @@ class CompiledFunction:
         if self._module is None:
             functools.update_wrapper(self, target)
         if _count:  # explain()'s private compile must not take over lookups of the original
-            _registry[id(target)] = self
+            _register(target, self)
             if self._module is not None:
-                _registry[id(self._module)] = self
+                _register(self._module, self)
         self._ready = True
 
     @property
@@ -141,17 +142,48 @@ class CompiledFunction:
         return f"<dyn.compile {self.name} backend={self.backend!r} fullgraph={self.fullgraph}>"
 
 
+# id(original function or module) -> (weak reference to it, weak reference to its CompiledFunction).
+# Weak both ways: the registry must keep neither alive (a compiled closure holds its cells, a module
+# its parameters), and an id reused by a new object after the original died must not find the old
+# compiled function. The engine keeps the graphs and events of a freed function for :graph and the
+# report; only the Python lookup forgets it.
 _registry = {}
+
+
+def _register(original, compiled):
+    key = id(original)
+
+    def forget(_ref, key=key):
+        entry = _registry.get(key)
+        if entry is not None and (entry[0]() is None or entry[1]() is None):
+            del _registry[key]
+
+    try:
+        _registry[key] = (weakref.ref(original, forget), weakref.ref(compiled, forget))
+    except TypeError:  # an object without weak references (a builtin): kept for the process's life
+        _registry[key] = ((lambda o: lambda: o)(original), (lambda c: lambda: c)(compiled))
+
+
+def _live():
+    for original, compiled in list(_registry.values()):
+        c = compiled()
+        if c is not None and original() is not None:
+            yield original(), c
+
+
 def lookup(fn):
     """The CompiledFunction for a compiled function, its original function, its module, or its name."""
     if isinstance(fn, CompiledFunction):
         return fn
     if isinstance(fn, str):
-        for c in _registry.values():
+        for _, c in _live():
             if c.name == fn:
                 return c
         return None
-    return _registry.get(id(fn))
+    entry = _registry.get(id(fn))
+    if entry is None or entry[0]() is not fn:
+        return None
+    return entry[1]()
 
 
 # PyTorch's and torch_xla's backend names: each runs dyn's own compiled path.
