@@ -3,11 +3,13 @@ an in-place write, SIGFPE on integer division by a tensor holding 0, writes thro
 out of program order, errors raised late by compiled graphs, in-place writes to values saved for
 backward, and silent differences from PyTorch. Each case ran eagerly is the oracle.
 """
+import gc
 import io
 import os
 import subprocess
 import sys
 import unittest
+import weakref
 
 import numpy as np
 
@@ -435,6 +437,26 @@ class FoundByTheStaleGraphFuzzer(unittest.TestCase):
             for g in (f, dyn.compile(f)):
                 with self.assertRaisesRegex(RuntimeError, "negative dimension -1"):
                     g(dyn.ones(2, 3), -1)
+
+    def test_a_dropped_compiled_function_is_freed(self):
+        # The lookup registry held every compiled function, its closure cells and their tensors.
+        def make():
+            big = dyn.zeros(1000)
+
+            def f(x):
+                return x + big
+
+            return f
+
+        f = make()
+        cf = dyn.compile(f)
+        cf(dyn.ones(1000))
+        self.assertIs(dyn._compile.lookup(f), cf)
+        self.assertIs(dyn._compile.lookup(cf.name), cf)
+        gone = [weakref.ref(f), weakref.ref(cf)]
+        del f, cf
+        gc.collect()
+        self.assertEqual([r() for r in gone], [None, None])
 
 
 if __name__ == "__main__":
