@@ -296,7 +296,11 @@ void Capture::explain_causes() {
     now = namer_->values();
   }
   for (GuardFailure& f : failures_) {
-    if (f.kind == GuardKind::TensorInput || f.entry < 0 || f.entry >= fn_->num_entries()) continue;
+    // A tensor's metadata, grad mode and the default dtype at the call are causes of their own: a
+    // Python value that changed too is no reason that such an entry failed.
+    if (f.kind == GuardKind::TensorInput || f.kind == GuardKind::GlobalState || f.entry < 0 ||
+        f.entry >= fn_->num_entries())
+      continue;
     // An int, bool or string that changed decides control flow or a constant; a float is an input
     // of the graph and explains a failure only when nothing else changed.
     const NamedValue* best = nullptr;

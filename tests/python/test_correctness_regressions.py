@@ -438,6 +438,31 @@ class FoundByTheStaleGraphFuzzer(unittest.TestCase):
                 with self.assertRaisesRegex(RuntimeError, "negative dimension -1"):
                     g(dyn.ones(2, 3), -1)
 
+    def test_a_global_state_failure_is_not_blamed_on_a_python_value(self):
+        # f[0] (grad mode on) failed for grad mode, f[1] (no_grad) for GI: the cause named GI but
+        # carried the grad-mode hint, and f[0]'s failure read "because `GI` changed".
+        g = {"GI": 1}
+
+        def f(x):
+            if g["GI"] > 1:
+                return x * 2.0
+            return x + 1.0
+
+        cf = dyn.compile(f)
+        x = dyn.ones(3)
+        cf(x)
+        with dyn.no_grad():
+            cf(x)
+            g["GI"] = 2
+            cf(x)
+        last = dyn.debug.events("recompile", fn=cf)[-1]
+        self.assertIn("GI", last["cause"]["key"])
+        self.assertIn("decides which ops run", last["cause"]["hint"])
+        by_entry = {fl["entry"]: fl for fl in last["failures"]}
+        self.assertEqual(by_entry[0]["guard"], "global_state")
+        self.assertEqual(by_entry[0]["cause"], "")
+        self.assertIn("GI", by_entry[1]["cause"])
+
     def test_a_dropped_compiled_function_is_freed(self):
         # The lookup registry held every compiled function, its closure cells and their tensors.
         def make():
