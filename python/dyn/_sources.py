@@ -150,9 +150,18 @@ class _Walk:
                         self.walk(v, f"{name}.state[{pname}][{k!r}]", "optimizer_state")
 
 
+_global_reads = {}
+
+
 def _code_names(code, out, depth=0):
-    """Global and free names the code (and the functions defined in it) reads."""
-    out.update(code.co_names)
+    """Global names the code (and the functions defined in it) reads. Not co_names: it also holds
+    every attribute name, and `cfg.k` would make a global `k` that the code never reads a value
+    the function depends on."""
+    names = _global_reads.get(code)
+    if names is None:
+        names = _global_reads[code] = frozenset(
+            ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+    out.update(names)
     if depth < 3:
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
@@ -163,20 +172,37 @@ def _code_names(code, out, depth=0):
 _first_use = {}
 
 
-def _where_used(code, root):
-    """file:line of the first instruction of code (or the code defined in it) that loads root."""
-    key = (code, root)
+def _where_used(code, name):
+    """file:line of the first instruction of code (or the code defined in it) that reads name: for
+    `cfg.flag`, a load of cfg followed by the attribute flag (not the line that reads cfg.bias);
+    failing that, the first load of the root."""
+    key = (code, name)
     if key in _first_use:
         return _first_use[key]
-    where = ""
+    root = _root_of(name)
+    rest = name[len(root):]
+    attr = rest[1:].split(".", 1)[0].split("[", 1)[0] if rest.startswith(".") else None
+    found = {}  # True: the root followed by attr; False: the root alone
+    attr_read = False  # attr is read somewhere, of whatever object (`self.k` in a helper)
     stack = [code]
-    while stack and not where:
+    while stack and True not in found:
         c = stack.pop(0)
-        for ins in dis.get_instructions(c):
-            if ins.opname.startswith("LOAD_") and ins.argval == root and ins.positions and ins.positions.lineno:
-                where = f"{c.co_filename.rsplit('/', 1)[-1]}:{ins.positions.lineno}"
+        ins = list(dis.get_instructions(c))
+        attr_read = attr_read or any(x.opname in ("LOAD_ATTR", "LOAD_METHOD") and x.argval == attr for x in ins)
+        for i, x in enumerate(ins):
+            if not (x.opname.startswith("LOAD_") and x.argval == root and x.positions and x.positions.lineno):
+                continue
+            at = f"{c.co_filename.rsplit('/', 1)[-1]}:{x.positions.lineno}"
+            nxt = ins[i + 1] if i + 1 < len(ins) else None
+            if attr is not None and nxt is not None and nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") \
+                    and nxt.argval == attr:
+                found[True] = at
                 break
+            found.setdefault(False, at)
         stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    # An attribute the code never reads (model.k where only model.buf is read) is not a value the
+    # function depends on: no line uses it.
+    where = found.get(True, found.get(False, "") if attr is None or attr_read else "")
     _first_use[key] = where
     return where
 
@@ -299,7 +325,7 @@ class Sources:
         code = getattr(self.owner._fn, "__code__", None)
         out = []
         for kind, name, v in self._collect().values:
-            where = _where_used(code, _root_of(name)) if code is not None else ""
+            where = _where_used(code, name) if code is not None else ""
             if type(v) is str and len(v) > 200:
                 continue  # a long text is data, not a setting; comparing it on every recompile costs
             try:

@@ -463,6 +463,27 @@ class FoundByTheStaleGraphFuzzer(unittest.TestCase):
         self.assertEqual(by_entry[0]["cause"], "")
         self.assertIn("GI", by_entry[1]["cause"])
 
+    def test_an_attribute_name_is_not_taken_for_a_global(self):
+        # co_names holds attribute names too: reading cfg.k made the unrelated global k a cause.
+        ns = {"dyn": dyn}
+        exec(compile(
+            "class Cfg: pass\n"
+            "cfg = Cfg(); cfg.k = 2; cfg.bias = 1.0; cfg.flag = True; k = 0\n"
+            "def f(x):\n"
+            "    y = x + cfg.bias\n"
+            "    if cfg.k > 0 and cfg.flag:\n"
+            "        return dyn.ones(x.shape[0]) + y\n"
+            "    return y\n", "attr_names.py", "exec"), ns)
+        cf = dyn.compile(ns["f"])
+        cf(dyn.ones(3))
+        ns["k"] = 1  # never read by f
+        cf(dyn.ones(4))
+        self.assertNotIn("`k`", dyn.debug.events("recompile", fn=cf)[-1]["cause"]["key"])
+        ns["cfg"].flag = False
+        cf(dyn.ones(4))
+        cause = dyn.debug.events("recompile", fn=cf)[-1]["cause"]
+        self.assertEqual((cause["key"], cause["where"]), ("`cfg.flag`", "attr_names.py:5"))
+
     def test_a_dropped_compiled_function_is_freed(self):
         # The lookup registry held every compiled function, its closure cells and their tensors.
         def make():
