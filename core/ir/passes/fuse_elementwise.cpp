@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/ir/passes/passes.h"
 #include "core/ops/blocks.h"
@@ -89,29 +91,30 @@ struct Builder {
   const Graph& g;
   const Plan& plan;
   std::shared_ptr<FusedLoop> f = std::make_shared<FusedLoop>();
+  // value -> its instruction / its input slot. Maps, not scans: a long trace of small elementwise
+  // ops is one loop of as many instructions, and a scan per operand made fusing it quadratic
+  // (200k ops took minutes).
+  std::unordered_map<int, int> made_by, input_slot;
+  std::unordered_set<int> written;  // values whose buffer a node of the loop has overwritten
 
   FusedLoop::Operand operand(int value) {
     value = plan.remap[value];
-    for (size_t i = 0; i < f->code.size(); ++i)
-      if (g.nodes[f->code[i].node].outputs[0] == value) return {FusedLoop::From::Node, static_cast<int>(i), {}};
-    auto it = std::find(f->inputs.begin(), f->inputs.end(), value);
-    if (it == f->inputs.end()) it = f->inputs.insert(it, value);
-    return {FusedLoop::From::Input, static_cast<int>(it - f->inputs.begin()), {}};
+    if (auto it = made_by.find(value); it != made_by.end()) return {FusedLoop::From::Node, it->second, {}};
+    auto [it, added] = input_slot.try_emplace(value, static_cast<int>(f->inputs.size()));
+    if (added) f->inputs.push_back(value);
+    return {FusedLoop::From::Input, it->second, {}};
   }
-
-  std::vector<int> written;  // values whose buffer a node of the loop has overwritten
 
   // Whether node k can join: it reads no value that the loop has overwritten, and an in-place
   // node writes into an input's buffer or continues a chain of writes into one.
   bool can_add(int k) const {
     const Node& n = g.nodes[k];
     for (int v : n.inputs)
-      if (std::count(written.begin(), written.end(), plan.remap[v])) return false;
+      if (written.count(plan.remap[v])) return false;
     if (n.target < 0) return true;
     int t = plan.remap[n.target];
-    if (std::count(written.begin(), written.end(), t)) return false;
-    for (const FusedLoop::Instr& ins : f->code)
-      if (g.nodes[ins.node].outputs[0] == t) return ins.write_input >= 0;
+    if (written.count(t)) return false;
+    if (auto it = made_by.find(t); it != made_by.end()) return f->code[it->second].write_input >= 0;
     return true;
   }
 
@@ -125,7 +128,7 @@ struct Builder {
       int t = plan.remap[n.target];
       FusedLoop::Operand target = operand(t);
       ins.write_input = target.from == FusedLoop::From::Input ? target.index : f->code[target.index].write_input;
-      written.push_back(t);
+      written.insert(t);
       f->writes_inputs = true;
     }
     if (formula_of(n.op) == FormulaKind::unary) {
@@ -146,6 +149,7 @@ struct Builder {
           break;
       }
     }
+    made_by[n.outputs[0]] = static_cast<int>(f->code.size());
     f->code.push_back(ins);
   }
 };
@@ -193,8 +197,9 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
       out.push_back(std::move(plan->steps[i++]));
       continue;
     }
-    // A value leaves the loop when a step after it reads it or the program sees it.
-    std::vector<int> inside(g.values.size(), 0);
+    // A value leaves the loop when a step after it reads it or the program sees it. (A map: a
+    // vector over all the graph's values per loop is quadratic in a long trace of short loops.)
+    std::unordered_map<int, int> inside;
     for (const FusedLoop::Instr& ins : b.f->code)
       for (int v : g.nodes[ins.node].inputs) inside[plan->remap[v]]++;
     for (FusedLoop::Instr& ins : b.f->code) {
