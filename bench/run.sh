@@ -28,3 +28,5 @@ echo
 "$bin" --real-torch --batch "$root/bench/bench_backend.py" "${quick[@]}"
 echo
 "$bin" --real-torch --batch "$root/bench/bench_sampling.py" "${quick[@]}"
+echo
+"$bin" --batch "$root/bench/bench_memory.py" "${quick[@]}"
