@@ -1,6 +1,8 @@
 // The dynrepl command line, parsed with Boost.Program_options.
 #include "repl/options.h"
 
+#include "repl/write_file.h"
+
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -86,6 +88,12 @@ Options parse_options(int argc, char** argv) {
   if (vm.count("events")) o.events = vm["events"].as<std::string>();
   if (vm.count("dot-dir")) o.dot_dir = vm["dot-dir"].as<std::string>();
   if (vm.count("report")) o.report = vm["report"].as<std::string>();
+  // Checked now, not when the file is written at exit: `--report script.py` would replace the
+  // script the user meant to run.
+  for (const std::optional<std::string>* out : {&o.report, &o.events})
+    if (*out)
+      if (std::string refused = refused_target(**out); !refused.empty())
+        throw std::invalid_argument(refused + " before the script (dynrepl --report report.html script.py)");
   if (vm.count("break")) o.breaks = vm["break"].as<std::vector<std::string>>();
   o.interactive = vm.count("interactive") > 0;
   o.batch = vm.count("batch") > 0;

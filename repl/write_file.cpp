@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "repl/text.h"
 
@@ -37,7 +39,19 @@ std::string write_failure(const std::string& path, int err) {
   }
 }
 
+std::string refused_target(const std::string& path) {
+  auto ends_with = [&](std::string_view tail) {
+    if (path.size() < tail.size()) return false;
+    for (size_t i = 0; i < tail.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(path[path.size() - tail.size() + i])) != tail[i]) return false;
+    return true;
+  };
+  if (!ends_with(".py") && !ends_with(".pyw")) return "";
+  return "'" + shown(path, kPathChars) + "' is a Python script, and writing there would replace it; name another file";
+}
+
 std::string write_file(const std::string& path, const std::string& data) {
+  if (std::string refused = refused_target(path); !refused.empty()) return refused;
   // Plain file descriptors: each call's errno is read right after it fails, and close() reports
   // the errors that a buffered stream would only meet when flushing (a full disk, /dev/full).
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

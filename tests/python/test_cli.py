@@ -398,5 +398,21 @@ class TestFileWriteErrors(CliCase):
         self.assertEqual(rc, 1)
         self.assertIn("cannot write the report '/dev/full': No space left on device", err)
 
+    def test_a_script_is_never_overwritten(self):
+        # `--report script.py` (the report's name left out) took the script for the report's path
+        # and replaced it with HTML at exit (the REPL fuzzer did this to an example).
+        script = os.path.join(self.dir, "keep.py")
+        with open(script, "w") as fh:
+            fh.write("x = 1\n")
+        for option in ("--report", "--events"):
+            rc, out, err = run(["--batch", option, script])
+            self.assertEqual(rc, 2, err)
+            self.assertIn("is a Python script, and writing there would replace it", err)
+        rc, out, err = run(["--batch", "-e", f":report {script}", "-e", f":dot f {script}", script])
+        self.assertIn("is a Python script", err)
+        with open(script) as fh:
+            self.assertEqual(fh.read(), "x = 1\n")
+
+
 if __name__ == "__main__":
     unittest.main()
