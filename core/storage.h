@@ -6,6 +6,10 @@
 
 namespace dyn {
 
+// Fault injection for tests: the n-th fresh allocation from now (0: the next) throws
+// std::bad_alloc, as if memory ran out; once, then allocations succeed again. -1 disarms.
+void fail_allocation_after(int64_t n);
+
 class Storage {
  public:
   // Owns nbytes of fresh memory, allocated together with this header.

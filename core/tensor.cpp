@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -149,7 +150,16 @@ LargeBlockCache& large_blocks() {
 }
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_alloc_countdown{-1};
+}
+
+void fail_allocation_after(int64_t n) { g_alloc_countdown.store(n < 0 ? -1 : n, std::memory_order_relaxed); }
+
 Storage* Storage::allocate(size_t nbytes) {
+  if (g_alloc_countdown.load(std::memory_order_relaxed) >= 0 &&
+      g_alloc_countdown.fetch_sub(1, std::memory_order_relaxed) == 0)
+    throw std::bad_alloc();
   size_t total = (kHeader + nbytes + 63) / 64 * 64;
   // Large buffers are 2 MiB aligned and advised as huge pages: a fresh 64 MiB tensor then costs
   // 32 page faults instead of 16384, which dominates a memory-bound kernel's time (numpy does this too).

@@ -6,6 +6,7 @@
 #include "core/blas.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "core/storage.h"
 #include "core/thread_pool.h"
 #include "python/py_common.h"
 
@@ -277,6 +278,13 @@ DYN_FAST(f_set_num_threads) {
   Py_RETURN_NONE;
 }
 
+DYN_FAST(f_fail_allocation_after) {
+  PyObject* a[1];
+  parse_args("_fail_allocation_after", args, nargs, kw, {"n"}, 1, a);
+  fail_allocation_after(int_arg("_fail_allocation_after", "n", a[0]));
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_get_num_threads) {
   parse_args("get_num_threads", args, nargs, kw, {}, 0, nullptr);
   return PyLong_FromLong(get_num_threads());
@@ -371,6 +379,8 @@ PyMethodDef module_functions[] = {
     DYN_ENTRY("manual_seed", f_manual_seed, "manual_seed(seed): reset the random generator"),
     DYN_ENTRY("initial_seed", f_initial_seed, "the seed of the random generator"),
     DYN_ENTRY("set_num_threads", f_set_num_threads, "set_num_threads(n): threads for large kernels"),
+    DYN_ENTRY("_fail_allocation_after", f_fail_allocation_after,
+              "_fail_allocation_after(n): tests only: the n-th tensor allocation from now raises MemoryError, once"),
     DYN_ENTRY("get_num_threads", f_get_num_threads, "threads used for large kernels"),
     DYN_ENTRY("get_default_dtype", f_get_default_dtype, "the dtype of new float tensors"),
     DYN_ENTRY("set_default_dtype", f_set_default_dtype, "set_default_dtype(d): dyn.float32 or dyn.float64"),

@@ -32,6 +32,105 @@ class Base(unittest.TestCase):
         self.fail(f"{exc_type.__name__} not raised")
 
 
+class TestFaults(Base):
+    """Faults injected in the middle of a compiled call leave the cache consistent: the call raises,
+    nothing half-built is served, and every later call equals eager."""
+
+    @staticmethod
+    def step(w, x):
+        # a break, in-place writes to an argument before and after it, a reduction, a backward
+        w.add_(x * 0.5)
+        n = w.sum().item()
+        y = (w * x).tanh() + n
+        w.mul_(0.9)
+        leaf = x.detach().requires_grad_()
+        (leaf * y).sum().backward()
+        return y.softmax(-1), leaf.grad
+
+    def fresh(self):
+        dyn.manual_seed(3)
+        return dyn.randn(4, 8), dyn.randn(4, 8)
+
+    def test_out_of_memory_at_every_allocation(self):
+        _dyn = sys.modules["_dyn"]
+        want = self.step(*self.fresh())
+        for phase in ("tracing", "replaying"):
+            failures = 0
+            for k in range(1000):  # the k-th allocation of the call fails, until the call makes fewer
+                cf = dyn.compile(self.step, name=f"step_{phase}_{k}")
+                if phase == "replaying":
+                    cf(*self.fresh())
+                _dyn._fail_allocation_after(k)
+                try:
+                    cf(*self.fresh())
+                    raised = False
+                except MemoryError:
+                    raised = True
+                finally:
+                    _dyn._fail_allocation_after(-1)
+                for _ in range(2):
+                    assert_same(self, want, cf(*self.fresh()), f"after a failure at allocation {k} {phase}")
+                self.assertFalse([e for e in dyn.debug.events(fn=cf) if e["kind"] == "fallback"])
+                if not raised:
+                    break
+                failures += 1
+            self.assertGreater(failures, 5, f"allocations made to fail while {phase}")
+
+    def test_keyboard_interrupt_while_replaying(self):
+        calls = [0]
+
+        def f(a):
+            y = a * 2.0
+            n = y.sum().item()  # a break: the interrupt comes in the second segment
+            z = y + n
+            calls[0] += 1
+            if calls[0] == 3:
+                raise KeyboardInterrupt
+            return z.exp()
+
+        cf = dyn.compile(f)
+        a = data(5)
+        want = f(a)
+        calls[0] = 0
+        cf(a)
+        cf(a)  # a cache hit
+        with self.assertRaises(KeyboardInterrupt):
+            cf(a)  # interrupted on a cache hit, after replaying part of it
+        for _ in range(2):
+            assert_same(self, want, cf(a), "after the interrupt")
+        self.assertEqual(len(dyn.debug.graphs(cf)), 2)  # the same two segments, nothing half-built
+
+    def test_error_in_a_custom_function_backward(self):
+        boom = [False]
+
+        class Scale(dyn.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 3.0
+
+            @staticmethod
+            def backward(ctx, g):
+                if boom[0]:
+                    raise ValueError("backward failed")
+                return g * 3.0
+
+        def f(x):
+            leaf = x.detach().requires_grad_()
+            Scale.apply(leaf).sum().backward()
+            return leaf.grad * 2.0
+
+        cf = dyn.compile(f)
+        x = data(4)
+        want = f(x)
+        assert_same(self, want, cf(x), "first call")
+        boom[0] = True
+        with self.assertRaisesRegex(ValueError, "backward failed"):
+            cf(x)
+        boom[0] = False
+        for _ in range(2):
+            assert_same(self, want, cf(x), "after the failed backward")
+
+
 class TestExceptions(Base):
     def test_shape_error_at_user_line(self):
         stash = []
