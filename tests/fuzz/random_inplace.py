@@ -68,10 +68,22 @@ COMPUTE = {
         "{p}.pow(2) - {q}", "dyn.from_numpy({p}.numpy())", "{p}.flatten().reshape({p}.shape)",
         "{p} + dyn.rand_like({p})", "{p}.detach().clone().requires_grad_()", "dyn.cat([{p}[:1], {q}[1:]])",
         "dyn.stack([{p}, {q}]).sum(0)", "dyn.where({p} > {q}, {q}, 0.0)", "{p}.float()", "{p}[...]",
+        # broadcasting against reductions kept as dims, dtype promotion inside a chain, row kernels
+        "{p} - {p}.amax(-1, keepdim=True)", "{p} / ({q}.abs().sum(-1, keepdim=True) + 1.0)",
+        "({p} - {p}.mean(-1, keepdim=True)) * {q}.var(-1, keepdim=True)", "{p}.log_softmax(-1) + {q}",
+        "{p}.logsumexp(-1, keepdim=True) * {q}", "{p} + {p}.int()", "({p} > 0) * {q} + {p}.long() * 2",
+        "{p} * {q}.std(-1, keepdim=True)", "{p}.cumsum(-1) - {q}.flip(-1)", "{p}.masked_fill({q} > 0, 0.5)",
+        "{p}.clamp_min(0.1).rsqrt() + {q}.square()", "{p}.lerp({q}, 0.3)", "{p}.addcmul({q}, {p}, value=0.5)",
+        "{p}.remainder(0.7) + {q}.sign()", "dyn.where({p} > 0, {p}, 1)", "{p}.gather(-1, {q}.argsort(-1))",
+        "{p}.norm(dim=-1, keepdim=True) + {q}",
     ],
-    1: ["{p} * ({p} @ {q})", "{p}.unsqueeze(0).squeeze(0)"],
+    1: ["{p} * ({p} @ {q})", "{p}.unsqueeze(0).squeeze(0)", "({p}.unsqueeze(-1) * {q}.unsqueeze(0)).sum(-1)",
+        "{p}[dyn.arange({p}.shape[0]).flip(0)]", "{p}.roll(1, 0) * {q}"],
     2: ["({p} @ {q}.t()) @ {p}", "{p}.t().t()", "{p}.softmax(0)", "{p}.reshape(-1).reshape({p}.shape)",
-        "{p}.permute(1, 0).t()", "{p}.unsqueeze(1).squeeze(1)"],
+        "{p}.permute(1, 0).t()", "{p}.unsqueeze(1).squeeze(1)", "{p} + {q}[:1]", "{p} * {q}[:, :1]",
+        "{p}.index_select(0, dyn.arange({p}.shape[0]).flip(0))", "{p}.tril() + {q}.t().t()",
+        "({p}.unsqueeze(0) + {q}.unsqueeze(1)).sum(0)", "{p}.sum(0, keepdim=True) * {q}",
+        "{p}.prod(-1, keepdim=True) + {q}", "dyn.cat([{p}, {q}], 1)[:, ::2]"],
 }
 NO_GRAD_RESULT = ("detach", "numpy", "requires_grad_")  # templates whose result is not a graph of p's leaves
 
