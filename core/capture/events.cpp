@@ -119,6 +119,7 @@ void Capture::log_recompile() {
         lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k,
                              guard_kind_name(f.kind), f.str());
         firsts.push_back(f);
+        firsts.back().came = Tensor();  // never kept alive by the log
         break;
       }
   ev.details = lines;

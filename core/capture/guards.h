@@ -25,6 +25,10 @@ struct GuardFailure {
   // The Python value whose change explains the failure, when one changed since the entry was
   // traced: `steps` went from 2 to 3 (its first use in the function: cause_where).
   std::string cause_name, cause_old, cause_new, cause_where;
+  // A tensor-input failure: the tensor that came where the trace had a named input. Named only
+  // if no entry serves the call (naming runs Python): when it is another argument or global than
+  // the one traced, data flow changed and the failure says so. Dropped before it is logged.
+  Tensor came;
   std::string cause() const;  // "`steps` changed from 2 to 3 (used at a.py:12)", or ""
   std::string str() const;    // one line: what, expected vs actual, file:line and source, hint
 };

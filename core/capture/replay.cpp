@@ -41,7 +41,16 @@ int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, SymV
   if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
       bound_[expected].defined())
     return -1;
-  if (!check_tensor_input(g.values[expected], t, f, syms)) return -2;
+  // A tensor this call computed in an earlier segment where the trace read one from outside: the
+  // data flow changed, whatever the two tensors' metadata. (Not the other way round: a tensor an
+  // earlier segment's break made, masked_select's, is "materialized" without being computed_.)
+  auto c = computed_.find(p);
+  bool computed_here = c != computed_.end() && c->second.first == p->storage_;
+  if (computed_here && g.values[expected].input_kind != InputKind::Materialized) return -1;
+  if (!check_tensor_input(g.values[expected], t, f, syms)) {
+    if (!g.values[expected].input_name.empty() && !computed_here) f->came = t;
+    return -2;
+  }
   tentative->push_back({p, expected});
   return expected;
 }
@@ -113,6 +122,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     };
     f->expected = label(expected);
     f->actual = label(v);
+    if (auto c = computed_.find(t.impl()); v < 0 && c != computed_.end() && c->second.first == t.impl()->storage_)
+      f->actual = c->second.second + " (computed by this call)";
     f->where = current_source();
     return false;
   };
@@ -289,6 +300,30 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
 }
 
 void Capture::explain_causes() {
+  // A tensor that failed a named input's guard: if it is another argument or global than the one
+  // traced, the failure is not that tensor's metadata but which tensor the op read.
+  for (GuardFailure& f : failures_) {
+    if (!f.came.defined()) continue;
+    Tensor t = std::move(f.came);
+    f.came = Tensor();
+    if (!namer_ || f.entry < 0 || f.entry >= fn_->num_entries()) continue;
+    InputKind kind;
+    std::string name;
+    {
+      Naming naming(this);
+      if (!namer_->tensor(t, &kind, &name) || name.empty()) continue;
+    }
+    std::string traced = f.what.substr(0, f.what.find(" (") == std::string::npos ? 0 : f.what.find(" ("));
+    if (traced.empty() || traced == "tensor '" + name + "'") continue;
+    f.kind = GuardKind::Aliasing;
+    f.expected = traced.substr(std::string("tensor ").size());
+    f.actual = "'" + name + "' (" + input_kind_name(kind) + ")";
+    f.what = "an op read another tensor than when traced (data flow changed)";
+    f.subject = "the tensor the op read";
+    f.hint =
+        "Python control flow chose another tensor (an argument, a global) for this op; each data flow "
+        "gets its own trace";
+  }
   if (!namer_ || failures_.empty()) return;
   std::vector<NamedValue> now;
   {

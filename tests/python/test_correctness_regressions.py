@@ -484,6 +484,41 @@ class FoundByTheStaleGraphFuzzer(unittest.TestCase):
         cause = dyn.debug.events("recompile", fn=cf)[-1]["cause"]
         self.assertEqual((cause["key"], cause["where"]), ("`cfg.flag`", "attr_names.py:5"))
 
+    def test_another_tensor_read_is_data_flow_not_its_metadata(self):
+        # Input guards are positional: when control flow made an op read another tensor, the failure
+        # named the traced input with the metadata of the tensor that came.
+        g = {"GI": 2}
+
+        def after_break(x, y):
+            t = x * 2.0
+            dyn.sync()  # the second segment reads y, or t computed by the first
+            return (y if g["GI"] > 1 else t) + 1.0
+
+        cf = dyn.compile(after_break)
+        x, y = dyn.ones(3, 2), dyn.ones(2)
+        cf(x, y)
+        g["GI"] = 1
+        assert_eq = after_break(x, y)
+        self.assertTrue(same_bits(assert_eq, cf(x, y)))
+        failure = dyn.debug.events("recompile", fn=cf)[-1]["failures"][0]
+        self.assertEqual(failure["guard"], "aliasing", failure)
+        self.assertIn("computed by this call", failure["actual"])
+
+        def other_argument(x, y, s):
+            if s > 0:
+                y[-1:].fill_(0.5)
+            return x[:, ::2] * 2.0
+
+        cf = dyn.compile(other_argument)
+        x, y = dyn.ones(4, 3), dyn.ones(4, 1)
+        cf(x, y, -1.0)
+        cf(x, y, 0.5)
+        event = dyn.debug.events("recompile", fn=cf)[-1]
+        failure = event["failures"][0]
+        self.assertEqual((failure["guard"], failure["expected"], failure["actual"]),
+                         ("aliasing", "'x'", "'y' (argument)"), failure)
+        self.assertNotIn("dim 1", event["cause"]["key"])
+
     def test_a_dropped_compiled_function_is_freed(self):
         # The lookup registry held every compiled function, its closure cells and their tensors.
         def make():
