@@ -985,26 +985,9 @@ def snap(x):
     return ("other", type(x).__name__, repr(x)), repr(x)
 
 
-FIELDS = ["kind", "dtype", "shape", "requires_grad", "is_leaf", "bytes"]
-
-
-def what_differs(a, b):
-    if a == b:
-        return None
-    if a[0] != b[0]:
-        return "type"
-    if a[0] == "tensor":
-        for name, x, y in zip(FIELDS, a, b):
-            if x != y:
-                return name
-    if a[0] in ("tuple", "list"):
-        if a[1] != b[1]:
-            return "length"
-        for x, y in zip(a[2:], b[2:]):
-            d = what_differs(x, y)
-            if d:
-                return d
-    return "value"
+# The differential fuzzer's comparison of two snapshots (the same [kind, ...] layout).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from random_inplace import first_difference as what_differs  # noqa: E402
 
 
 def short(s, n=300):
