@@ -41,14 +41,8 @@ int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, SymV
   if (expected < 0 || expected >= static_cast<int>(g.values.size()) || g.values[expected].producer >= 0 ||
       bound_[expected].defined())
     return -1;
-  // A tensor this call computed in an earlier segment where the trace read one from outside: the
-  // data flow changed, whatever the two tensors' metadata. (Not the other way round: a tensor an
-  // earlier segment's break made, masked_select's, is "materialized" without being computed_.)
-  auto c = computed_.find(p);
-  bool computed_here = c != computed_.end() && c->second.first == p->storage_;
-  if (computed_here && g.values[expected].input_kind != InputKind::Materialized) return -1;
   if (!check_tensor_input(g.values[expected], t, f, syms)) {
-    if (!g.values[expected].input_name.empty() && !computed_here) f->came = t;
+    if (!g.values[expected].input_name.empty()) f->came = t;
     return -2;
   }
   tentative->push_back({p, expected});
@@ -313,10 +307,10 @@ void Capture::explain_causes() {
       Naming naming(this);
       if (!namer_->tensor(t, &kind, &name) || name.empty()) continue;
     }
-    std::string traced = f.what.substr(0, f.what.find(" (") == std::string::npos ? 0 : f.what.find(" ("));
-    if (traced.empty() || traced == "tensor '" + name + "'") continue;
+    // The failure's text starts with the traced input's label: the same name means the same input.
+    if (f.what.rfind("tensor '" + name + "' (", 0) == 0) continue;
     f.kind = GuardKind::Aliasing;
-    f.expected = traced.substr(std::string("tensor ").size());
+    f.expected = "the input traced there (" + f.what + ")";
     f.actual = "'" + name + "' (" + input_kind_name(kind) + ")";
     f.what = "an op read another tensor than when traced (data flow changed)";
     f.subject = "the tensor the op read";
