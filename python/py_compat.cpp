@@ -225,9 +225,10 @@ DYN_FAST(f_custom_grad) {
       PyObject* g = PySequence_Fast_GET_ITEM(fast, i);
       if (g == Py_None) continue;
       if (!is_tensor(g)) {
+        std::string type = Py_TYPE(g)->tp_name;  // before the release: fast may hold g's only reference
         Py_DECREF(fast);
-        throw_type_error(fmt::format("{}: backward returned a {} for input {}; expected a tensor or None", name,
-                                     Py_TYPE(g)->tp_name, i));
+        throw_type_error(
+            fmt::format("{}: backward returned a {} for input {}; expected a tensor or None", name, type, i));
       }
       // A copy: `fast` may hold the only reference to g, and the error path releases it.
       const Tensor t = unwrap(g);

@@ -48,7 +48,7 @@ AutogradMeta::~AutogradMeta() {
 
 std::string GradNode::name() const {
   if (accumulates) return "AccumulateGrad";
-  if (custom) return custom_name;
+  if (!custom_name.empty()) return custom_name;  // custom is freed with the graph, the name stays
   return camel(op_name(op)) + "Backward0";
 }
 
