@@ -184,6 +184,7 @@ def _where_used(code, name):
     attr = rest[1:].split(".", 1)[0].split("[", 1)[0] if rest.startswith(".") else None
     found = {}  # True: the root followed by attr; False: the root alone
     attr_read = False  # attr is read somewhere, of whatever object (`self.k` in a helper)
+    escapes = False  # the root is passed on (an argument, a method's self): code elsewhere may read attr
     stack = [code]
     while stack and True not in found:
         c = stack.pop(0)
@@ -193,16 +194,20 @@ def _where_used(code, name):
             if not (x.opname.startswith("LOAD_") and x.argval == root and x.positions and x.positions.lineno):
                 continue
             at = f"{c.co_filename.rsplit('/', 1)[-1]}:{x.positions.lineno}"
-            nxt = ins[i + 1] if i + 1 < len(ins) else None
+            k = i + 1
+            while k < len(ins) and ins[k].opname in ("COPY", "DUP_TOP"):  # `obj.a += 1` copies obj first
+                k += 1
+            nxt = ins[k] if k < len(ins) else None
             if attr is not None and nxt is not None and nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") \
                     and nxt.argval == attr:
                 found[True] = at
                 break
+            escapes = escapes or nxt is None or nxt.opname != "LOAD_ATTR"
             found.setdefault(False, at)
         stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
     # An attribute the code never reads (model.k where only model.buf is read) is not a value the
     # function depends on: no line uses it.
-    where = found.get(True, found.get(False, "") if attr is None or attr_read else "")
+    where = found.get(True, found.get(False, "") if attr is None or attr_read or escapes else "")
     _first_use[key] = where
     return where
 
