@@ -133,7 +133,7 @@ void cmd_diff(Session& s, const Args& a) {
 void save(Session& s, const std::string& path, const std::string& data) {
   std::string failure = write_file(path, data);
   if (!failure.empty()) throw CommandError{fmt::format("cannot write '{}': {}", shown(path, kPathChars), failure)};
-  s.out(fmt::format("wrote {} ({} bytes)\n", path, data.size()));
+  s.out(fmt::format("wrote {} ({} bytes)\n", shown(path, kPathChars), data.size()));
 }
 
 void cmd_dot(Session& s, const Args& a) {

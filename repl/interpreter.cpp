@@ -356,7 +356,7 @@ bool Interpreter::enter_post_mortem(std::string* where) {
     PyObject* last = PySys_GetObject("last_value");  // borrowed
     if (last && last != Py_None)
       *where =
-          fmt::format("the last error ({}) was raised compiling a typed line, which never ran", Py_TYPE(last)->tp_name);
+          fmt::format("the last error ({}) was raised compiling the code, which never ran", Py_TYPE(last)->tp_name);
     return false;
   }
   std::vector<PyObject*> frames;  // outermost first

@@ -408,10 +408,13 @@ class TestFileWriteErrors(CliCase):
             rc, out, err = run(["--batch", option, script])
             self.assertEqual(rc, 2, err)
             self.assertIn("is a Python script, and writing there would replace it", err)
-        rc, out, err = run(["--batch", "-e", f":report {script}", "-e", f":dot f {script}", script])
-        self.assertIn("is a Python script", err)
+        with open(script, "w") as fh:
+            fh.write("import dyn\nf = dyn.compile(lambda x: x * 2.0)\nf(dyn.ones(2))\n")
+        kept = open(script).read()
+        rc, out, err = run(["-i", script], stdin=f":report {script}\n:dot f {script}\n")
+        self.assertEqual(err.count("is a Python script, and writing there would replace it"), 2, err)
         with open(script) as fh:
-            self.assertEqual(fh.read(), "x = 1\n")
+            self.assertEqual(fh.read(), kept)
 
 
 if __name__ == "__main__":

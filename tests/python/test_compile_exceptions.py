@@ -60,9 +60,10 @@ class TestFaults(Base):
                 cf = dyn.compile(self.step, name=f"step_{phase}_{k}")
                 if phase == "replaying":
                     cf(*self.fresh())
+                args = self.fresh()  # made before arming: the k-th allocation is the call's
                 _dyn._fail_allocation_after(k)
                 try:
-                    cf(*self.fresh())
+                    cf(*args)
                     raised = False
                 except MemoryError:
                     raised = True
