@@ -17,6 +17,10 @@ cd "$(dirname "$0")/.."
 programs=1000 seed=0 minutes=0 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --programs|--seed|--minutes|--only)
+      if [ $# -lt 2 ]; then echo "error: $1 needs a value; see scripts/fuzz.sh --help" >&2; exit 2; fi ;;
+  esac
+  case "$1" in
     --programs) programs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
@@ -24,6 +28,9 @@ while [ $# -gt 0 ]; do
     -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown option '$1' (expected --programs N, --seed S, --minutes M, --only KIND)" >&2; exit 2 ;;
   esac
+done
+for n in "$programs" "$seed" "$minutes"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || { echo "error: --programs, --seed and --minutes take whole numbers, not '$n'" >&2; exit 2; }
 done
 case "$only" in ""|differential|stale|repl) ;; *)
   echo "error: --only takes differential, stale or repl, not '$only'" >&2; exit 2 ;;
