@@ -59,6 +59,34 @@ class Dims {
   uint8_t n_ = 0;
 };
 
+// A Dims interned for the process: one pointer where a graph keeps a value's shape or strides.
+// A long trace repeats a few shapes, so its values share them instead of carrying 72 bytes each.
+const Dims* intern_dims(const Dims& d);
+const Dims* interned_no_dims();  // intern_dims(Dims{}), without the lookup
+class DimsRef {
+ public:
+  DimsRef() : p_(interned_no_dims()) {}
+  DimsRef(const Dims& d) : p_(intern_dims(d)) {}  // NOLINT: stands in for a Dims
+  DimsRef& operator=(const Dims& d) {
+    p_ = intern_dims(d);
+    return *this;
+  }
+  operator const Dims&() const { return *p_; }  // NOLINT
+  const Dims& get() const { return *p_; }
+  int size() const { return p_->size(); }
+  bool empty() const { return p_->empty(); }
+  int64_t operator[](int i) const { return (*p_)[i]; }
+  const int64_t* begin() const { return p_->begin(); }
+  const int64_t* end() const { return p_->end(); }
+  const int64_t* data() const { return p_->data(); }
+  int64_t back() const { return p_->back(); }
+  bool operator==(const DimsRef& o) const { return p_ == o.p_; }  // interned: equal values, one address
+  bool operator==(const Dims& o) const { return *p_ == o; }
+
+ private:
+  const Dims* p_;
+};
+
 int64_t numel_of(const Dims& shape);
 Dims contiguous_strides(const Dims& shape);
 // "[2, 3]"

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
@@ -32,6 +33,29 @@ void Dims::insert(int pos, int64_t x) {
 void Dims::erase(int pos) {
   for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
   --n_;
+}
+
+namespace {
+struct DimsHash {
+  size_t operator()(const Dims& d) const {
+    size_t h = static_cast<size_t>(d.size());
+    for (int64_t x : d) h = h * 1000003u ^ std::hash<int64_t>()(x);
+    return h;
+  }
+};
+}  // namespace
+
+const Dims* intern_dims(const Dims& d) {
+  // Leaked on purpose: graphs held by other statics may still read them at exit.
+  static std::mutex* mu = new std::mutex;
+  static auto* table = new std::unordered_set<Dims, DimsHash>();
+  std::lock_guard<std::mutex> lock(*mu);
+  return &*table->insert(d).first;
+}
+
+const Dims* interned_no_dims() {
+  static const Dims* none = intern_dims(Dims{});
+  return none;
 }
 
 int64_t numel_of(const Dims& shape) {

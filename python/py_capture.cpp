@@ -64,20 +64,21 @@ int line_of(PyFrameObject* f, PyCodeObject* code) {
 }
 
 SourceStack locate() {
-  SourceStack st;
+  thread_local std::vector<SourceLoc> frames;  // interned below: a stack seen before allocates nothing
+  frames.clear();
   PyFrameObject* f = PyEval_GetFrame();
   Py_XINCREF(f);
-  while (f && st.frames.size() < kStackDepth) {
+  while (f && frames.size() < kStackDepth) {
     PyCodeObject* code = PyFrame_GetCode(f);
     const CodeInfo& ci = code_info(code);
     Py_DECREF(code);
-    if (!ci.internal) st.frames.push_back(SourceLoc{ci.file, ci.func, line_of(f, code)});
+    if (!ci.internal) frames.push_back(SourceLoc{ci.file, ci.func, line_of(f, code)});
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;
   }
   Py_XDECREF(f);
-  return st;
+  return SourceStack(frames);
 }
 
 // ---- compiled function state ----
@@ -408,7 +409,7 @@ void put_where(PyObject* d, const SourceStack& where) {
     PyDict_SetItemString(d, "source", Py_None);
   }
   PyObject* stack = PyList_New(0);
-  for (const SourceLoc& f : where.frames) {
+  for (const SourceLoc& f : where.frames()) {
     PyObject* fr = Py_BuildValue("(sis)", f.file->c_str(), f.line, f.function ? f.function->c_str() : "?");
     PyList_Append(stack, fr);
     Py_DECREF(fr);
@@ -435,7 +436,7 @@ DYN_FAST(f_counters) {
                        "compile_s", c.compile_s, "execute_s", c.execute_s, "paused_s", c.paused_s);
 }
 
-PyObject* int_list(const std::vector<int>& v) {
+PyObject* int_list(const IdList& v) {
   PyObject* l = PyList_New(static_cast<Py_ssize_t>(v.size()));
   if (!l) throw PythonErrorSet{};
   for (size_t i = 0; i < v.size(); ++i) PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), PyLong_FromLong(v[i]));
@@ -449,38 +450,38 @@ PyObject* graph_dict(const GraphRecord& r) {
   set_item(d, "entry", PyLong_FromLong(r.entry));
   set_item(d, "segment", PyLong_FromLong(r.segment));
   set_item(d, "calls", PyLong_FromLongLong(r.calls));
-  set_item(d, "text", str_obj(print_graph(r.graph)));
-  set_item(d, "text_verbose", str_obj(print_graph(r.graph, true)));
-  set_item(d, "plan", str_obj(r.plan ? print_plan(r.graph, *r.plan) : std::string()));
+  set_item(d, "text", str_obj(print_graph(*r.graph)));
+  set_item(d, "text_verbose", str_obj(print_graph(*r.graph, true)));
+  set_item(d, "plan", str_obj(r.plan ? print_plan(*r.graph, *r.plan) : std::string()));
   PyObject* nodes = PyList_New(0);
-  for (const Node& n : r.graph.nodes) {
+  for (const Node& n : r.graph->nodes) {
     PyObject* nd = PyDict_New();
     set_item(nd, "op", str_obj(std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "")));
-    const Value& v = r.graph.values[n.outputs[0]];
+    const Value& v = r.graph->values[n.outputs[0]];
     set_item(nd, "dtype", dtype_object(v.dtype) ? (Py_INCREF(dtype_object(v.dtype)), dtype_object(v.dtype)) : nullptr);
     set_item(nd, "shape", make_size(v.shape));
     set_item(nd, "inputs", int_list(n.inputs));
     set_item(nd, "outputs", int_list(n.outputs));
     set_item(nd, "args", str_obj(format_attrs(n.op, n.attrs)));
-    set_item(nd, "text", str_obj(print_node(r.graph, n)));
+    set_item(nd, "text", str_obj(print_node(*r.graph, n)));
     put_where(nd, n.where);
     PyList_Append(nodes, nd);
     Py_DECREF(nd);
   }
   set_item(d, "nodes", nodes);
   PyObject* ins = PyList_New(0);
-  for (int id : r.graph.inputs) {
-    const Value& v = r.graph.values[id];
+  for (int id : r.graph->inputs) {
+    const Value& v = r.graph->values[id];
     PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:N}", "value", id, "kind", input_kind_key(v.input_kind), "name",
-                                v.input_name.c_str(), "shape", make_size(v.shape));
+                                v.input_name().c_str(), "shape", make_size(v.shape));
     PyList_Append(ins, x);
     Py_DECREF(x);
   }
   set_item(d, "inputs", ins);
   PyObject* scalars = PyList_New(0);
-  for (const ScalarInput& si : r.graph.scalar_inputs) {
-    const Node& n = r.graph.nodes[si.node];
-    const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+  for (const ScalarInput& si : r.graph->scalar_inputs) {
+    const Node& n = r.graph->nodes[si.node];
+    const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
     PyObject* x =
         Py_BuildValue("{s:i,s:s,s:s,s:s,s:d}", "node", n.outputs[0], "op", std::string(op_name(n.op)).c_str(), "kind",
                       input_kind_key(si.kind), "name", si.name.c_str(), "traced", sc[si.field]->to_double());

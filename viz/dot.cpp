@@ -34,14 +34,14 @@ namespace {
 void emit_inputs(std::string& out, const Graph& g, const std::string& p, const std::string& indent) {
   for (int id : g.inputs) {
     const Value& v = g.values[id];
-    std::string name = v.input_name.empty() ? fmt::format("%{}", id) : v.input_name;
+    std::string name = v.input_name().empty() ? fmt::format("%{}", id) : v.input_name();
     out += fmt::format("{}{}v{} [shape=ellipse, label=\"{}\\n{}\\n{}\"];\n", indent, p, id, dot_escape(name),
                        value_meta(v), input_kind_name(v.input_kind));
   }
 }
 
 void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, const std::string& indent) {
-  const Graph& g = r.graph;
+  const Graph& g = *r.graph;
   emit_inputs(out, g, p, indent);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
@@ -171,8 +171,8 @@ std::string dot_diff_text(const std::string& a, const std::string& b) {
   size_t segs = std::max(ga.size(), gb.size());
   static const Graph empty;
   for (size_t s = 0; s < segs; ++s) {
-    const Graph& x = s < ga.size() ? ga[s]->graph : empty;
-    const Graph& y = s < gb.size() ? gb[s]->graph : empty;
+    const Graph& x = s < ga.size() ? *ga[s]->graph : empty;
+    const Graph& y = s < gb.size() ? *gb[s]->graph : empty;
     out += fmt::format("  subgraph cluster_{} {{\n    label=\"segment {}\";\n", s, s);
     emit_diff(out, x, y, fmt::format("s{}_", s), "    ");
     out += "  }\n";
@@ -198,17 +198,17 @@ std::string dot_text(const std::string& target) {
   // drawn as the data it hands on: from the value an earlier segment computed to the input of the
   // next one that reads it ("%7 of segment 0").
   for (size_t s = 0; s + 1 < graphs.size(); ++s) {
-    const Graph& a = graphs[s]->graph;
-    const Graph& b = graphs[s + 1]->graph;
+    const Graph& a = *graphs[s]->graph;
+    const Graph& b = *graphs[s + 1]->graph;
     bool linked = false;
     for (int id : b.inputs) {
       const Value& v = b.values[id];
       int value = -1, seg = -1;
       if (v.input_kind != InputKind::Materialized ||
-          std::sscanf(v.input_name.c_str(), "%%%d of segment %d", &value, &seg) != 2)
+          std::sscanf(v.input_name().c_str(), "%%%d of segment %d", &value, &seg) != 2)
         continue;
       if (seg < 0 || static_cast<size_t>(seg) >= graphs.size() || static_cast<size_t>(seg) > s) continue;
-      const Graph& from = graphs[static_cast<size_t>(seg)]->graph;
+      const Graph& from = *graphs[static_cast<size_t>(seg)]->graph;
       if (value < 0 || value >= static_cast<int>(from.values.size())) continue;
       int prod = from.values[value].producer;
       std::string src = prod < 0 ? fmt::format("s{}_v{}", seg, value) : fmt::format("s{}_n{}", seg, prod);

@@ -204,7 +204,7 @@ std::string html_report(const std::string& title) {
   for (const Event& e : query::events()) {
     if (e.kind != EventKind::Compile) continue;
     Trie* t = &trie;
-    for (auto it = e.where.frames.rbegin(); it != e.where.frames.rend(); ++it)
+    for (auto it = e.where.frames().rbegin(); it != e.where.frames().rend(); ++it)
       t = &t->children[it->str() + (it->function ? " in " + *it->function : std::string())];
     for (const GraphRecord* r : graphs)
       if (r->fn == e.fn && r->entry == e.entry && r->segment == e.segment) t->graphs.push_back(r->id());
@@ -254,15 +254,15 @@ std::string html_report(const std::string& title) {
                                            anchor(r->fn + "[" + std::to_string(r->entry) + "]"), esc(r->fn), r->entry)
                              : std::string();
     body += fmt::format("<div class=\"graph\" id=\"g-{}\"><h3>{}</h3>\n{}<pre>{}</pre>\n", a, esc(r->id()), guards,
-                        esc(print_graph(r->graph)));
+                        esc(print_graph(*r->graph)));
     // graphviz lays out a few hundred nodes in a second, but a training step's thousand takes
     // minutes: past kMaxPictureNodes the report names the command that draws it instead.
     constexpr size_t kMaxPictureNodes = 300;
-    if (r->graph.nodes.size() > kMaxPictureNodes) {
+    if (r->graph->nodes.size() > kMaxPictureNodes) {
       body += fmt::format(
           "<p class=\"warn\">No picture: {} nodes would take graphviz minutes to lay out; <code>:render {} "
           "FILE.svg</code> draws it.</p>\n",
-          r->graph.nodes.size(), esc(r->id()));
+          r->graph->nodes.size(), esc(r->id()));
     } else
       try {
         body += unique_svg_ids(inline_svg(dot_text(r->id())), a + "-") + "\n";

@@ -143,7 +143,7 @@ std::string graphs_table(const std::string& fn) {
       continue;
     }
     rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
-                    std::to_string(r->graph.nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
+                    std::to_string(r->graph->nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
   }
   std::string note;
   for (const std::string& e : explained) note += (note.empty() ? "" : ", ") + e;
@@ -160,10 +160,10 @@ std::string graph_text(const std::string& target, bool verbose) {
   std::string out;
   for (const GraphRecord* r : resolve_graphs(target)) {
     if (!out.empty()) out += "\n";
-    out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph.nodes.size(), r->calls,
+    out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph->nodes.size(), r->calls,
                        how_it_ends(*r));
-    out += print_graph(r->graph, verbose);
-    if (verbose && r->plan) out += "plan:\n" + print_plan(r->graph, *r->plan);
+    out += print_graph(*r->graph, verbose);
+    if (verbose && r->plan) out += "plan:\n" + print_plan(*r->graph, *r->plan);
   }
   return out;
 }
@@ -437,13 +437,13 @@ std::string side_by_side(const std::vector<std::string>& d, const std::string& a
 // A node without its value numbers' comment: what the diff compares.
 std::vector<std::string> node_lines(const GraphRecord& r) {
   std::vector<std::string> out;
-  for (int id : r.graph.inputs) {
-    const Value& v = r.graph.values[id];
-    out.push_back(fmt::format("input {} {}", v.input_name.empty() ? "%" + std::to_string(id) : "'" + v.input_name + "'",
-                              value_meta(v)));
+  for (int id : r.graph->inputs) {
+    const Value& v = r.graph->values[id];
+    out.push_back(fmt::format(
+        "input {} {}", v.input_name().empty() ? "%" + std::to_string(id) : "'" + v.input_name() + "'", value_meta(v)));
   }
-  for (const Node& n : r.graph.nodes) {
-    std::string t = print_node(r.graph, n);
+  for (const Node& n : r.graph->nodes) {
+    std::string t = print_node(*r.graph, n);
     size_t hash = t.find("  # ");
     std::string src = hash == std::string::npos ? "" : t.substr(hash + 2);
     src = src.substr(0, src.find("  "));  // "# file:line": the source text is in the graph's listing
@@ -510,7 +510,7 @@ std::string diff_text(const std::string& a, const std::string& b) {
       note = fmt::format(
           "  (. is being recorded: {} node{} so far; the call left the cached trace after them, where the "
           "failed guard says)\n",
-          now->graph.nodes.size(), now->graph.nodes.size() == 1 ? "" : "s");
+          now->graph->nodes.size(), now->graph->nodes.size() == 1 ? "" : "s");
     }
     if (same) {
       out += fmt::format("segment {}: same nodes\n", s) + note;

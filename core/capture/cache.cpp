@@ -44,9 +44,9 @@ void clear_plan_cache() { plans().clear(); }
 
 namespace {
 std::string strides_text(const Value& v) {
-  if (v.sym_strides.empty()) return dims_str(v.strides);
+  if (v.sym_strides().empty()) return dims_str(v.strides);
   std::string s = "[";
-  for (size_t i = 0; i < v.sym_strides.size(); ++i) s += (i ? ", " : "") + v.sym_strides[i].str();
+  for (size_t i = 0; i < v.sym_strides().size(); ++i) s += (i ? ", " : "") + v.sym_strides()[i].str();
   return s + "]";
 }
 }  // namespace
@@ -86,10 +86,10 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const Node& n = g.nodes[k];
       std::string a = format_attrs(n.op, n.attrs);
-      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs.side != ScalarSide::None) ||
+      bool constant = (op_def(n.op).cls == OpClass::Binary && n.attrs->side != ScalarSide::None) ||
                       n.op == OpId::clamp || n.op == OpId::full || n.op == OpId::arange;
       unsigned values = value_scalars(n.op, n.attrs);
-      const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+      const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
       // A float read at each call is guarded only to be a float (an int would change the dtype).
       for (int f = 0; f < 3; ++f)
         if (values >> f & 1) {

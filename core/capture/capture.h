@@ -340,6 +340,10 @@ class Capture {
 
   // record mode
   Graph seg_;
+  // The attributes recorded so far this call, by their hash: equal ones share one copy (Note
+  // [compact graphs]). Bounded: a trace of all-different attributes only stops sharing.
+  std::unordered_multimap<size_t, AttrsRef> attrs_pool_;
+  AttrsRef share_attrs(const Attrs& a);
   std::vector<std::shared_ptr<Segment>> new_segments_;  // recorded by this call
   std::vector<std::shared_ptr<Segment>> prefix_;        // replayed segments the new entry shares
   int new_entry_ = -1;

@@ -69,7 +69,7 @@ Cause cause_of(const std::vector<GuardFailure>& failures) {
 
 namespace {
 std::string input_label(const Value& v) {
-  std::string name = v.input_name.empty() ? "tensor" : "tensor '" + v.input_name + "'";
+  std::string name = v.input_name().empty() ? "tensor" : "tensor '" + v.input_name() + "'";
   return fmt::format("{} ({})", name, input_kind_name(v.input_kind));
 }
 }  // namespace
@@ -98,13 +98,13 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f, S
     f->subject = "the number of dimensions of " + input_label(traced);
     f->expected = std::to_string(traced.shape.size()) + " " + dims_str(traced.shape);
     f->actual = std::to_string(t.ndim()) + " " + dims_str(t.shape());
-  } else if ((bad = unfit_dim(traced.sym_shape, traced.shape, t.shape(), syms)) >= 0) {
+  } else if ((bad = unfit_dim(traced.sym_shape(), traced.shape, t.shape(), syms)) >= 0) {
     int d = bad;
     f->what = fmt::format("{} size mismatch at dim {}", input_label(traced), d);
     f->subject = fmt::format("dim {} of {}", d, input_label(traced));
     f->actual = std::to_string(t.shape()[d]);
-    if (!traced.sym_shape.empty() && traced.sym_shape[d].symbolic()) {
-      const SymExpr& e = traced.sym_shape[d];
+    if (!traced.sym_shape().empty() && traced.sym_shape()[d].symbolic()) {
+      const SymExpr& e = traced.sym_shape()[d];
       f->expected = sym_expected(e, *syms);
       int64_t was;
       f->hint = !sym_eval(e, *syms, &was) && t.shape()[d] < 2
@@ -116,9 +116,9 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f, S
       f->hint = fmt::format(
           "dim {} changes between calls: the recompile makes it dynamic (one graph for all sizes >= 2) unless "
           "compiled with dynamic=False; dyn.mark_dynamic({}, {}) before the first call saves the recompile",
-          d, traced.input_name.empty() ? "t" : traced.input_name, d);
+          d, traced.input_name().empty() ? "t" : traced.input_name(), d);
     }
-  } else if ((bad = unfit_dim(traced.sym_strides, traced.strides, t.strides(), syms)) >= 0) {
+  } else if ((bad = unfit_dim(traced.sym_strides(), traced.strides, t.strides(), syms)) >= 0) {
     f->what = input_label(traced) + " strides (memory layout)";
     f->subject = "the strides of " + input_label(traced);
     f->expected = dims_str(traced.strides);

@@ -69,7 +69,7 @@ void CaptureLog::remove_graph(const std::string& id) {
                 graphs_.end());
 }
 
-GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, Graph g) {
+GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g) {
   std::string id = fn + "[" + std::to_string(entry) + "]." + std::to_string(segment);
   auto it = by_id_.find(id);
   if (it != by_id_.end()) return *it->second;

@@ -48,7 +48,8 @@ struct GraphRecord {
   std::string fn;
   int entry = 0;
   int segment = 0;
-  Graph graph;
+  // The cached segment's own graph (shared with it): a long trace is not held twice.
+  std::shared_ptr<const Graph> graph;
   std::shared_ptr<const Plan> plan;  // what it runs as (none with backend="eager")
   int64_t calls = 0;                 // calls it served
   std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
@@ -76,7 +77,7 @@ class CaptureLog {
   }
   Counters& counters() { return counters_; }
   // Stores a compiled graph once per id; returns the stored record.
-  GraphRecord& graph(const std::string& fn, int entry, int segment, Graph g);
+  GraphRecord& graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g);
   const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
   GraphRecord* find_graph(const std::string& id);
   void remove_graph(const std::string& id);

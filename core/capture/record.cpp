@@ -91,12 +91,26 @@ int Capture::value_of(const Tensor& t) {
   return id;
 }
 
+AttrsRef Capture::share_attrs(const Attrs& a) {
+  thread_local std::string key;
+  key.clear();
+  put_attrs(a, true, &key);
+  size_t h = std::hash<std::string_view>()(key);
+  auto [lo, hi] = attrs_pool_.equal_range(h);
+  for (auto it = lo; it != hi; ++it)
+    if (attrs_equal(it->second, a, true)) return it->second;
+  if (attrs_pool_.size() >= 4096) attrs_pool_.clear();
+  AttrsRef r(a);
+  attrs_pool_.emplace(h, r);
+  return r;
+}
+
 std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, const Attrs& a, const OutMeta* metas,
                                          const Tensor* self) {
   const OpDef& d = op_def(op);
   Node n;
   n.op = op;
-  n.attrs = a;
+  n.attrs = share_attrs(a);
   // Everything this node adds comes after values_before, the target's first entry included: a
   // call that diverges at this node keeps exactly the values before it.
   n.values_before = static_cast<int>(seg_.values.size());
@@ -164,7 +178,7 @@ Storage* Capture::outside_storage_of(int v) {
   int root = root_of(g, v);
   if (g.values[root].producer >= 0) return nullptr;  // a buffer made inside the region
   const Tensor& t =
-      replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : seg_.values[root].input;
+      replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : seg_.values[root].input();
   return t.defined() ? t.storage() : nullptr;
 }
 

@@ -45,8 +45,9 @@ bool Capture::graph_in_progress(GraphRecord* out) const {
   out->fn = fn_->name();
   out->entry = new_entry_;
   out->segment = segment_index_;
-  out->graph = seg_;
-  for (Value& v : out->graph.values) v.input = Tensor();  // a record keeps no user tensor alive
+  auto g = std::make_shared<Graph>(seg_);
+  for (Value& v : g->values) v.drop_input();  // a record keeps no user tensor alive
+  out->graph = std::move(g);
   out->plan = nullptr;
   out->calls = 0;
   return true;
@@ -216,7 +217,7 @@ int64_t Capture::version_of(const Tensor& t) const {
   int root = root_of(g, v);
   if (g.values[root].producer < 0) {
     const Tensor& in =
-        replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : g.values[root].input;
+        replaying() ? (root < static_cast<int>(bound_.size()) ? bound_[root] : Tensor()) : g.values[root].input();
     return in.defined() && in.storage() ? in.storage()->version : -1;
   }
   auto it = writes_.find(root);

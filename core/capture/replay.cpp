@@ -42,7 +42,7 @@ int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, SymV
       bound_[expected].defined())
     return -1;
   if (!check_tensor_input(g.values[expected], t, f, syms)) {
-    if (!g.values[expected].input_name.empty()) f->came = t;
+    if (!g.values[expected].input_name().empty()) f->came = t;
     return -2;
   }
   tentative->push_back({p, expected});
@@ -112,7 +112,7 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
       if (id < 0) return std::string("a new input");
       const Value& val = g.values[id];
       if (val.producer >= 0) return fmt::format("%{} (computed)", id);
-      return val.input_name.empty() ? fmt::format("input %{}", id) : fmt::format("input '{}'", val.input_name);
+      return val.input_name().empty() ? fmt::format("input %{}", id) : fmt::format("input '{}'", val.input_name());
     };
     f->expected = label(expected);
     f->actual = label(v);
@@ -152,7 +152,7 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     if (f->kind == GuardKind::Constant) {
       // Named later, and only if no entry serves the call (naming runs Python; a call that
       // another entry serves must not pay for it): which field changed.
-      const Scalar* was[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+      const Scalar* was[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
       const Scalar* is[] = {&a.scalar, &a.scalar2, &a.scalar3};
       f->constant_field = 0;
       while (f->constant_field < 2 && same_scalar(*was[f->constant_field], *is[f->constant_field])) ++f->constant_field;
@@ -167,8 +167,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
       const Value& v = g.values[n.outputs[o]];
       int bad = -1;
       for (int d = 0; d < metas[o].shape.size() && bad < 0; ++d) {
-        bool ok = v.sym_shape.empty() ? metas[o].shape[d] == v.shape[d]
-                                      : sym_match(v.sym_shape[d], metas[o].shape[d], &binds_[entry]);
+        bool ok = v.sym_shape().empty() ? metas[o].shape[d] == v.shape[d]
+                                        : sym_match(v.sym_shape()[d], metas[o].shape[d], &binds_[entry]);
         if (!ok) bad = d;
       }
       if (bad < 0) continue;
@@ -176,7 +176,8 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
       f->what =
           fmt::format("the result of {} has another size than the trace's forms give at dim {}", op_name(op), bad);
       f->subject = fmt::format("dim {} of the result of {}", bad, op_name(op));
-      f->expected = v.sym_shape.empty() ? std::to_string(v.shape[bad]) : sym_expected(v.sym_shape[bad], binds_[entry]);
+      f->expected =
+          v.sym_shape().empty() ? std::to_string(v.shape[bad]) : sym_expected(v.sym_shape()[bad], binds_[entry]);
       f->actual = std::to_string(metas[o].shape[bad]);
       f->where = current_source();
       return false;
@@ -373,14 +374,15 @@ void Capture::switch_to_record() {
       if (id < vb) {
         seg_.inputs.push_back(id);
         Value& v = seg_.values[id];
-        v.input = id < static_cast<int>(bound_.size()) ? bound_[id] : Tensor();
-        assert(v.input.defined() && "a kept input was bound by the replayed prefix");
-        source_of(v.input, &v.input_kind, &v.input_name);
+        ValueExtra& x = v.extra();
+        x.input = id < static_cast<int>(bound_.size()) ? bound_[id] : Tensor();
+        assert(x.input.defined() && "a kept input was bound by the replayed prefix");
+        source_of(x.input, &v.input_kind, &x.input_name);
       }
     for (const ScalarInput& si : g.scalar_inputs)
       if (si.node < node_k_) seg_.scalar_inputs.push_back(si);
     // The kept nodes carry this call's generator state and constants, as if it had recorded them.
-    for (const NodePatch& p : patches_) p.apply(&seg_.nodes[p.node].attrs);
+    for (const NodePatch& p : patches_) p.apply(&seg_.nodes[p.node].attrs.mut());
     // ... and its sizes.
     if (g.dynamic) instantiate(&seg_, node_k_, binds_[best_entry], bound_);
   } else if (best_entry >= 0) {
@@ -392,8 +394,8 @@ void Capture::switch_to_record() {
   bool keeps_symbols = false;
   for (const auto& seg : prefix_) keeps_symbols |= seg->graph.dynamic;
   for (const Value& v : seg_.values) {
-    for (const SymExpr& e : v.sym_shape) keeps_symbols |= e.symbolic();
-    for (const SymExpr& e : v.sym_strides) keeps_symbols |= e.symbolic();
+    for (const SymExpr& e : v.sym_shape()) keeps_symbols |= e.symbolic();
+    for (const SymExpr& e : v.sym_strides()) keeps_symbols |= e.symbolic();
   }
   for (const Node& n : seg_.nodes) keeps_symbols |= !n.sym_attrs.empty();
   if (!keeps_symbols) clear_symbols(&seg_);  // no form may name a symbol the new entry lacks
@@ -431,8 +433,9 @@ void Capture::switch_to_record() {
   new_entry_ = fn_->num_entries();
   // The segments this call shares with the entry it diverged from are listed under the new one too.
   for (size_t j = 0; j < prefix_.size(); ++j) {
-    Graph copy = prefix_[j]->graph;
-    GraphRecord& r = log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::move(copy));
+    const std::shared_ptr<Segment>& s = prefix_[j];
+    GraphRecord& r =
+        log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::shared_ptr<const Graph>(s, &s->graph));
     r.plan = prefix_[j]->plan;
     r.calls++;
     new_graph_ids_.push_back(r.id());

@@ -117,7 +117,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
     GuardFailure f;
     f.entry = candidates_[i];
     f.kind = GuardKind::TraceEnd;
-    f.where = !where.frames.empty() ? where : current_source();
+    f.where = !where.empty() ? where : current_source();
     if (node_k_ < static_cast<int>(s.graph.nodes.size())) {
       const Node& n = s.graph.nodes[node_k_];
       f.what = fmt::format("the trace runs more ops in segment {} before its next sync", segment_index_);
@@ -267,9 +267,10 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   adopt_live(seg_, slots);
 
   seg->graph = std::move(seg_);
-  for (Value& v : seg->graph.values) v.input = Tensor();  // the cache must not keep user tensors alive
+  for (Value& v : seg->graph.values) v.drop_input();  // the cache must not keep user tensors alive
   if (commit && new_entry_ >= 0) {
-    GraphRecord& rec = log.graph(fn_->name(), new_entry_, segment_index_, seg->graph);
+    GraphRecord& rec =
+        log.graph(fn_->name(), new_entry_, segment_index_, std::shared_ptr<const Graph>(seg, &seg->graph));
     rec.plan = seg->plan;
     rec.calls++;
     new_graph_ids_.push_back(rec.id());

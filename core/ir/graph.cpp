@@ -7,6 +7,61 @@
 
 namespace dyn {
 
+// ---- compact parts (Note [compact graphs]) ----
+
+const ValueExtra& Value::no_extra() {
+  static const ValueExtra none;
+  return none;
+}
+
+Value& Value::operator=(const Value& o) {
+  if (this == &o) return *this;
+  shape = o.shape, strides = o.strides, offset = o.offset, producer = o.producer;
+  dtype = o.dtype, requires_grad = o.requires_grad, input_kind = o.input_kind, dynamic_dims = o.dynamic_dims;
+  x_ = o.x_ ? std::make_unique<ValueExtra>(*o.x_) : nullptr;
+  return *this;
+}
+
+IdList& IdList::operator=(const IdList& o) {
+  if (this == &o) return *this;
+  clear();
+  reserve(o.n_);
+  std::memcpy(data(), o.data(), o.n_ * sizeof(int));
+  n_ = o.n_;
+  return *this;
+}
+
+IdList& IdList::operator=(IdList&& o) noexcept {
+  if (this == &o) return *this;
+  if (on_heap()) delete[] u_.heap;
+  n_ = o.n_, cap_ = o.cap_, u_ = o.u_;
+  o.n_ = 0, o.cap_ = kInline;
+  return *this;
+}
+
+void IdList::reserve(size_t n) {
+  if (n <= cap_) return;
+  int* p = new int[n];
+  std::memcpy(p, data(), n_ * sizeof(int));
+  if (on_heap()) delete[] u_.heap;
+  u_.heap = p;
+  cap_ = static_cast<uint32_t>(n);
+}
+
+bool IdList::operator==(const IdList& o) const {
+  return n_ == o.n_ && std::memcmp(data(), o.data(), n_ * sizeof(int)) == 0;
+}
+
+AttrsRef::AttrsRef() {
+  static const std::shared_ptr<const Attrs> none = std::make_shared<const Attrs>();
+  p_ = none;
+}
+
+Attrs& AttrsRef::mut() {
+  if (p_.use_count() != 1) p_ = std::make_shared<const Attrs>(*p_);
+  return const_cast<Attrs&>(*p_);  // this node's own copy now
+}
+
 int Graph::add_input(const Tensor& t, InputKind kind, std::string name) {
   Value v;
   v.dtype = t.dtype();
@@ -15,8 +70,8 @@ int Graph::add_input(const Tensor& t, InputKind kind, std::string name) {
   v.offset = t.offset();
   v.requires_grad = t.impl()->requires_grad_;
   v.input_kind = kind;
-  v.input_name = std::move(name);
-  v.input = t;
+  v.extra().input_name = std::move(name);
+  v.extra().input = t;
   values.push_back(std::move(v));
   int id = static_cast<int>(values.size()) - 1;
   inputs.push_back(id);
@@ -53,7 +108,7 @@ const char* input_kind_key(InputKind k) {
 
 std::string input_label(const Graph& g, int value) {
   const Value& v = g.values[value];
-  std::string name = v.input_name.empty() ? fmt::format("tensor %{}", value) : "tensor '" + v.input_name + "'";
+  std::string name = v.input_name().empty() ? fmt::format("tensor %{}", value) : "tensor '" + v.input_name() + "'";
   return fmt::format("{} ({})", name, input_kind_name(v.input_kind));
 }
 
@@ -73,7 +128,7 @@ std::string operands(const Node& n) {
   auto val = [](int v) { return "%" + std::to_string(v); };
   std::vector<std::string> parts;
   if (n.target >= 0) parts.push_back(val(n.target));
-  bool lhs = n.attrs.side == ScalarSide::Lhs;
+  bool lhs = n.attrs->side == ScalarSide::Lhs;
   if (lhs) parts.push_back(format_attrs(n.op, n.attrs));
   for (int i : n.inputs)
     if (i != n.target) parts.push_back(val(i));
@@ -102,8 +157,8 @@ std::string print_node(const Graph& g, const Node& n, bool verbose) {
     s = fmt::format("{:<44}  # {}{}{}", s, top.str(), text.empty() ? "" : "  ", text);
   }
   if (verbose)
-    for (size_t i = 1; i < n.where.frames.size(); ++i) {
-      const SourceLoc& f = n.where.frames[i];
+    for (size_t i = 1; i < n.where.frames().size(); ++i) {
+      const SourceLoc& f = n.where.frames()[i];
       s += fmt::format("\n{:<44}  #   called from {} in {}", "", f.str(), f.function ? *f.function : "?");
     }
   return s;
@@ -113,13 +168,13 @@ std::string print_graph(const Graph& g, bool verbose) {
   std::string s;
   for (int id : g.inputs) {
     const Value& v = g.values[id];
-    std::string name = v.input_name.empty() ? std::string() : " '" + v.input_name + "'";
+    std::string name = v.input_name().empty() ? std::string() : " '" + v.input_name() + "'";
     s += fmt::format("%{} : {} = input{}  ({})\n", id, value_meta(v), name, input_kind_name(v.input_kind));
   }
   // Float constants are read at each call: list them with the tensor inputs.
   for (const ScalarInput& si : g.scalar_inputs) {
     const Node& n = g.nodes[si.node];
-    const Scalar* sc[] = {&n.attrs.scalar, &n.attrs.scalar2, &n.attrs.scalar3};
+    const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
     if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || si.name.empty() || si.kind == InputKind::Literal) continue;
     s += fmt::format("float input '{}'  ({}; read by %{} {}, {} when traced)\n", si.name, input_kind_name(si.kind),
                      n.outputs[0], op_name(n.op), format_scalar(*sc[si.field]));
@@ -139,7 +194,7 @@ std::string verify_graph(const Graph& g) {
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     const OpDef& d = op_def(n.op);
-    int expected = d.num_inputs - (d.cls == OpClass::Binary && n.attrs.side != ScalarSide::None ? 1 : 0);
+    int expected = d.num_inputs - (d.cls == OpClass::Binary && n.attrs->side != ScalarSide::None ? 1 : 0);
     if (d.num_inputs >= 0 && static_cast<int>(n.inputs.size()) != expected)
       return fmt::format("node {} ({}) has {} inputs, expected {}", k, d.name, n.inputs.size(), expected);
     for (int i : n.inputs)
@@ -189,15 +244,15 @@ std::string structure_key(const Graph& g) {
     put_dims(k, v.strides);
     put(k, v.offset);
     put(k, v.requires_grad);
-    put(k, v.sym_strides.size());
-    for (const SymExpr& e : v.sym_strides) put_sym(k, e);
+    put(k, v.sym_strides().size());
+    for (const SymExpr& e : v.sym_strides()) put_sym(k, e);
   }
   // A dynamic graph's plan reads its sizes from the call: it is not a static graph's.
   if (g.dynamic) {
     k.push_back('D');
     for (const Value& v : g.values) {
-      put(k, v.sym_shape.size());
-      for (const SymExpr& e : v.sym_shape) put_sym(k, e);
+      put(k, v.sym_shape().size());
+      for (const SymExpr& e : v.sym_shape()) put_sym(k, e);
     }
   }
   for (const Node& n : g.nodes) {

@@ -1,5 +1,14 @@
 // The graph IR: a segment of a trace is a Graph of Nodes over Values (SSA, in program order).
+//
+// Note [compact graphs]
+// A training step's trace can hold millions of nodes, so a node and a value are kept small: a
+// value's shape and strides and a node's source stack are interned pointers, a node's attributes
+// are shared with the other nodes of its call that have the same ones, operand lists hold up to
+// four ids inline, and what only graph inputs and dynamic graphs need sits behind one pointer.
+// Nodes and values live in chunked storage (deque), so a growing trace never copies itself.
 #pragma once
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,33 +33,126 @@ enum class InputKind : uint8_t {
   Literal  // a number written in the code (scalar inputs only)
 };
 
-struct Value {
-  DType dtype = DType::Float32;
-  Dims shape, strides;
-  int64_t offset = 0;
-  int producer = -1;  // node index, or -1 for a graph input
-  bool requires_grad = false;
-  // Graph inputs only:
-  InputKind input_kind = InputKind::External;
-  std::string input_name;    // "a", "fc.weight"
-  Tensor input;              // the eager tensor read when the graph runs
-  uint8_t dynamic_dims = 0;  // inputs: dims marked dynamic (dyn.mark_dynamic, dynamic=True), bit d
+// What few values have: a graph input's name and tensor, a dynamic graph's forms.
+struct ValueExtra {
+  std::string input_name;  // "a", "fc.weight"
+  Tensor input;            // the eager tensor read when the graph runs
   // In a dynamic graph: each dim's (and an input's each stride's) form in the entry's symbols;
   // empty: every one is the constant in shape (strides). A constant dim is SymExpr::constant.
   std::vector<SymExpr> sym_shape, sym_strides;
 };
 
+struct Value {
+  DimsRef shape, strides;
+  int64_t offset = 0;
+  int producer = -1;  // node index, or -1 for a graph input
+  DType dtype = DType::Float32;
+  bool requires_grad = false;
+  // Graph inputs only:
+  InputKind input_kind = InputKind::External;
+  uint8_t dynamic_dims = 0;  // inputs: dims marked dynamic (dyn.mark_dynamic, dynamic=True), bit d
+
+  const std::string& input_name() const { return x_ ? x_->input_name : no_extra().input_name; }
+  const Tensor& input() const { return x_ ? x_->input : no_extra().input; }
+  const std::vector<SymExpr>& sym_shape() const { return x_ ? x_->sym_shape : no_extra().sym_shape; }
+  const std::vector<SymExpr>& sym_strides() const { return x_ ? x_->sym_strides : no_extra().sym_strides; }
+  // For writing them (allocates the extra part once).
+  ValueExtra& extra() {
+    if (!x_) x_ = std::make_unique<ValueExtra>();
+    return *x_;
+  }
+  void drop_input() {  // the cache must not keep user tensors alive
+    if (x_) x_->input = Tensor();
+  }
+  void clear_symbols() {
+    if (x_) x_->sym_shape.clear(), x_->sym_strides.clear();
+  }
+
+  Value() = default;
+  Value(const Value& o) { *this = o; }
+  Value(Value&&) noexcept = default;
+  Value& operator=(const Value& o);
+  Value& operator=(Value&&) noexcept = default;
+
+ private:
+  static const ValueExtra& no_extra();
+  std::unique_ptr<ValueExtra> x_;
+};
+
+// A node's operand or result ids: up to four inline, more on the heap (cat of many tensors).
+class IdList {
+ public:
+  IdList() = default;
+  IdList(std::initializer_list<int> v) {
+    for (int x : v) push_back(x);
+  }
+  IdList(const IdList& o) { *this = o; }
+  IdList(IdList&& o) noexcept { *this = std::move(o); }
+  IdList& operator=(const IdList& o);
+  IdList& operator=(IdList&& o) noexcept;
+  ~IdList() {
+    if (on_heap()) delete[] u_.heap;
+  }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const int* data() const { return on_heap() ? u_.heap : u_.in; }
+  int* data() { return on_heap() ? u_.heap : u_.in; }
+  const int* begin() const { return data(); }
+  const int* end() const { return data() + n_; }
+  int* begin() { return data(); }
+  int* end() { return data() + n_; }
+  int operator[](size_t i) const { return data()[i]; }
+  int& operator[](size_t i) { return data()[i]; }
+  int front() const { return data()[0]; }
+  int back() const { return data()[n_ - 1]; }
+  void reserve(size_t n);
+  void push_back(int x) {
+    if (n_ == cap_) reserve(cap_ * 2);
+    data()[n_++] = x;
+  }
+  void clear() { n_ = 0; }
+  bool operator==(const IdList& o) const;
+
+ private:
+  static constexpr uint32_t kInline = 4;
+  bool on_heap() const { return cap_ > kInline; }
+  uint32_t n_ = 0, cap_ = kInline;
+  union {
+    int in[kInline];
+    int* heap;
+  } u_{};
+};
+
+// A node's attributes, shared by the nodes of a trace that have equal ones (Note [compact graphs]).
+class AttrsRef {
+ public:
+  AttrsRef();
+  AttrsRef(const Attrs& a) : p_(std::make_shared<const Attrs>(a)) {}  // NOLINT: stands in for Attrs
+  AttrsRef& operator=(const Attrs& a) {
+    p_ = std::make_shared<const Attrs>(a);
+    return *this;
+  }
+  operator const Attrs&() const { return *p_; }  // NOLINT
+  const Attrs& get() const { return *p_; }
+  const Attrs* operator->() const { return p_.get(); }
+  // For changing this node's attributes only: copies them first when they are shared.
+  Attrs& mut();
+
+ private:
+  std::shared_ptr<const Attrs> p_;
+};
+
 struct Node {
   OpId op;
-  Attrs attrs;
-  std::vector<int> inputs;   // value ids
-  std::vector<int> outputs;  // value ids
-  // In-place ops write into the buffer of value `target`; the output aliases it.
-  int target = -1;
-  int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
   // The default dtype when recorded: an int operand and a Python float promote to it. A function
   // that sets it from Python state changes it between calls without failing the entry's guard.
   DType default_dtype = DType::Float32;
+  // In-place ops write into the buffer of value `target`; the output aliases it.
+  int target = -1;
+  int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
+  AttrsRef attrs;
+  IdList inputs;   // value ids
+  IdList outputs;  // value ids
   SourceStack where;
   std::vector<SymAttr> sym_attrs;  // the ints of attrs that follow the symbols (dynamic graphs)
 };
@@ -65,8 +167,8 @@ struct ScalarInput {
 };
 
 struct Graph {
-  std::vector<Value> values;
-  std::vector<Node> nodes;
+  std::deque<Value> values;
+  std::deque<Node> nodes;
   std::vector<int> inputs;   // value ids, in order of first use
   std::vector<int> outputs;  // value ids the rest of the program still sees
   std::vector<ScalarInput> scalar_inputs;

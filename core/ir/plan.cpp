@@ -101,7 +101,7 @@ const NodePatch* find_patch(const NodePatches* p, int k) {
 namespace {
 void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<Tensor>& slots, const RunInputs& r) {
   const Node& n = g.nodes[k];
-  const Attrs* attrs = &n.attrs;
+  const Attrs* attrs = &n.attrs.get();
   Attrs patched;
   const NodePatch* p = find_patch(r.patches, k);
   // Copying the attributes costs an allocation: only when the call's values differ.
@@ -167,7 +167,7 @@ namespace {
 void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>* out) {
   std::vector<Tensor>& slots = *out;
   slots.assign(g.values.size(), Tensor());
-  for (int id : g.inputs) slots[id] = r.bound ? (*r.bound)[id] : g.values[id].input;
+  for (int id : g.inputs) slots[id] = r.bound ? (*r.bound)[id] : g.values[id].input();
   auto fill_merged = [&] {
     if (!plan) return;
     for (size_t v = 0; v < slots.size(); ++v)

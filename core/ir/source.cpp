@@ -28,6 +28,41 @@ const std::string* intern(const std::string& s) {
 
 void set_source_locator(SourceLocator f) { g_locator = f; }
 
+namespace {
+struct FramesHash {
+  size_t operator()(const std::vector<SourceLoc>& v) const {
+    size_t h = v.size();
+    for (const SourceLoc& f : v)
+      h = h * 1000003u ^
+          (std::hash<const void*>()(f.file) + 31 * std::hash<const void*>()(f.function) + static_cast<size_t>(f.line));
+    return h;
+  }
+};
+struct FramesEq {
+  bool operator()(const std::vector<SourceLoc>& a, const std::vector<SourceLoc>& b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].file != b[i].file || a[i].function != b[i].function || a[i].line != b[i].line) return false;
+    return true;
+  }
+};
+}  // namespace
+
+SourceStack::SourceStack(const std::vector<SourceLoc>& frames) {
+  if (frames.empty()) return;
+  // Leaked on purpose: events and graphs held by other statics may still read them at exit.
+  static std::mutex* mu = new std::mutex;
+  static auto* table = new std::unordered_set<std::vector<SourceLoc>, FramesHash, FramesEq>();
+  std::lock_guard<std::mutex> lock(*mu);
+  auto it = table->find(frames);
+  frames_ = it != table->end() ? &*it : &*table->insert(frames).first;
+}
+
+const std::vector<SourceLoc>& SourceStack::frames() const {
+  static const std::vector<SourceLoc> none;
+  return frames_ ? *frames_ : none;
+}
+
 SourceStack current_source() { return g_locator ? g_locator() : SourceStack{}; }
 
 std::string source_line(const std::string& file, int line, bool strip) {

@@ -16,11 +16,20 @@ struct SourceLoc {
 };
 
 // The user's frames, innermost first; frames inside the dyn package are already left out.
-struct SourceStack {
-  std::vector<SourceLoc> frames;
-  SourceLoc top() const { return frames.empty() ? SourceLoc{} : frames.front(); }
+// Stacks are interned for the process: every recorded node carries one, and a loop's ops share it,
+// so a node pays one pointer instead of a vector of frames.
+class SourceStack {
+ public:
+  SourceStack() = default;
+  explicit SourceStack(const std::vector<SourceLoc>& frames);
+  const std::vector<SourceLoc>& frames() const;
+  bool empty() const { return frames_ == nullptr; }
+  SourceLoc top() const { return frames_ ? frames_->front() : SourceLoc{}; }
   // "file.py:12 `y = x + 1`", "file.py:12" when the line cannot be read, or "<unknown>".
   std::string str() const;
+
+ private:
+  const std::vector<SourceLoc>* frames_ = nullptr;  // interned, never empty; nullptr: no frames
 };
 
 const std::string* intern(const std::string& s);

@@ -181,19 +181,19 @@ std::string sym_expected(const SymExpr& e, const SymValues& v) {
 }
 
 std::string value_meta(const Value& v) {
-  if (v.sym_shape.empty()) return meta_str(v.dtype, v.shape);
+  if (v.sym_shape().empty()) return meta_str(v.dtype, v.shape);
   std::string s = meta_str(v.dtype, Dims{});
   s.pop_back();
-  for (size_t i = 0; i < v.sym_shape.size(); ++i) s += (i ? ", " : "") + v.sym_shape[i].str();
+  for (size_t i = 0; i < v.sym_shape().size(); ++i) s += (i ? ", " : "") + v.sym_shape()[i].str();
   return s + "]";
 }
 
 Dims eval_shape(const Value& val, const SymValues* v) {
-  if (val.sym_shape.empty() || !v) return val.shape;
+  if (val.sym_shape().empty() || !v) return val.shape;
   Dims d = val.shape;
   for (int i = 0; i < d.size(); ++i) {
     int64_t x;
-    if (sym_eval(val.sym_shape[i], *v, &x)) d[i] = x;
+    if (sym_eval(val.sym_shape()[i], *v, &x)) d[i] = x;
   }
   return d;
 }
@@ -254,8 +254,8 @@ bool fit_value(int64_t x, const std::vector<SymInfo>& syms, const SymValues& now
 
 std::string symbol_source(const Graph& g, int id, int d) {
   const Value& v = g.values[id];
-  if (!v.input_name.empty() && v.input_name[0] != '%') return fmt::format("{}.size({})", v.input_name, d);
-  if (!v.input_name.empty()) return fmt::format("dim {} of {}", d, v.input_name);  // "%3 of segment 0"
+  if (!v.input_name().empty() && v.input_name()[0] != '%') return fmt::format("{}.size({})", v.input_name(), d);
+  if (!v.input_name().empty()) return fmt::format("dim {} of {}", d, v.input_name());  // "%3 of segment 0"
   return fmt::format("dim {} of input %{}", d, id);
 }
 
@@ -284,8 +284,8 @@ bool size_like(OpId op, int s) {
 void mark_dynamic_flag(Graph* g) {
   g->dynamic = false;
   for (const Value& v : g->values) {
-    for (const SymExpr& e : v.sym_shape) g->dynamic |= e.symbolic();
-    for (const SymExpr& e : v.sym_strides) g->dynamic |= e.symbolic();
+    for (const SymExpr& e : v.sym_shape()) g->dynamic |= e.symbolic();
+    for (const SymExpr& e : v.sym_strides()) g->dynamic |= e.symbolic();
   }
   for (const Node& n : g->nodes) g->dynamic |= !n.sym_attrs.empty();
 }
@@ -359,10 +359,10 @@ bool generalize_pair(const Graph& old, Graph* g, std::vector<SymInfo>* syms, Sym
     for (int d = 0; d < b.shape.size(); ++d)
       // An input's size 0 or 1 stays specialized: it is not a point of a line.
       if (SymExpr e; !(b.producer < 0 && (a.shape[d] < 2 || b.shape[d] < 2)) && form(a.shape[d], b.shape[d], &e))
-        set_dim_form(&b.sym_shape, b.shape, d, e);
+        set_dim_form(&b.extra().sym_shape, b.shape, d, e);
     if (b.producer < 0 && a.strides.size() == b.strides.size())
       for (int d = 0; d < b.strides.size(); ++d)
-        if (SymExpr e; form(a.strides[d], b.strides[d], &e)) set_dim_form(&b.sym_strides, b.strides, d, e);
+        if (SymExpr e; form(a.strides[d], b.strides[d], &e)) set_dim_form(&b.extra().sym_strides, b.strides, d, e);
   }
   for (size_t k = 0; k < g->nodes.size(); ++k) {
     const Node& a = old.nodes[k];
@@ -398,14 +398,14 @@ bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
                                     v.input_kind == InputKind::OptimizerState);
     if (state) continue;
     for (int d = 0; d < v.shape.size(); ++d)
-      if (SymExpr e; (v.sym_shape.empty() || !v.sym_shape[d].symbolic()) &&
+      if (SymExpr e; (v.sym_shape().empty() || !v.sym_shape()[d].symbolic()) &&
                      fit_value(v.shape[d], *syms, *now, v.producer >= 0, &e))
-        set_dim_form(&v.sym_shape, v.shape, d, e);
+        set_dim_form(&v.extra().sym_shape, v.shape, d, e);
     if (v.producer < 0)
       for (int d = 0; d < v.strides.size(); ++d)
-        if (SymExpr e;
-            (v.sym_strides.empty() || !v.sym_strides[d].symbolic()) && fit_value(v.strides[d], *syms, *now, true, &e))
-          set_dim_form(&v.sym_strides, v.strides, d, e);
+        if (SymExpr e; (v.sym_strides().empty() || !v.sym_strides()[d].symbolic()) &&
+                       fit_value(v.strides[d], *syms, *now, true, &e))
+          set_dim_form(&v.extra().sym_strides, v.strides, d, e);
   }
   for (Node& n : g->nodes)
     for (int s = 0; s < kIntSlots; ++s) {
@@ -421,7 +421,7 @@ bool generalize_by_value(Graph* g, std::vector<SymInfo>* syms, SymValues* now) {
 }
 
 void clear_symbols(Graph* g) {
-  for (Value& v : g->values) v.sym_shape.clear(), v.sym_strides.clear();
+  for (Value& v : g->values) v.clear_symbols();
   for (Node& n : g->nodes) n.sym_attrs.clear();
   g->dynamic = false;
 }
@@ -445,7 +445,7 @@ void instantiate(Graph* g, int nodes, const SymValues& v, const std::vector<Tens
   for (int k = 0; k < nodes; ++k) {
     Node& n = g->nodes[k];
     for (const SymAttr& sa : n.sym_attrs)
-      if (int64_t x; sym_eval(sa.e, v, &x)) set_int_slot(&n.attrs, sa.slot, x);
+      if (int64_t x; sym_eval(sa.e, v, &x)) set_int_slot(&n.attrs.mut(), sa.slot, x);
     std::vector<Tensor> in;
     for (int i : n.inputs) in.push_back(meta[i]);
     if (n.target >= 0) {

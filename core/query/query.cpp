@@ -87,8 +87,8 @@ std::string json_string(const std::string& s) {
 namespace {
 std::string where_fields(const SourceStack& w) {
   std::string stack = "[";
-  for (size_t i = 0; i < w.frames.size(); ++i) {
-    const SourceLoc& f = w.frames[i];
+  for (size_t i = 0; i < w.frames().size(); ++i) {
+    const SourceLoc& f = w.frames()[i];
     stack += fmt::format("{}[{}, {}, {}]", i ? ", " : "", json_string(*f.file), f.line,
                          json_string(f.function ? *f.function : "?"));
   }

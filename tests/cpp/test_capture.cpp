@@ -84,12 +84,12 @@ TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   Graph g;
   Tensor x = ops::full(Dims{4}, Scalar::from_int(1), DType::Float32);
   int in = g.add_input(x, InputKind::Argument, "x");
-  auto add_node = [&](OpId op, std::vector<int> ins, Scalar s) {
+  auto add_node = [&](OpId op, IdList ins, Scalar s) {
     Node n;
     n.op = op;
     n.inputs = std::move(ins);
-    n.attrs.scalar = s;
-    n.attrs.side = ScalarSide::Rhs;
+    n.attrs.mut().scalar = s;
+    n.attrs.mut().side = ScalarSide::Rhs;
     Value v;
     v.dtype = DType::Float32;
     v.shape = Dims{4};
@@ -128,8 +128,8 @@ TEST(Passes, FloatConstantsAreGraphInputsNeverMerged) {
     Node n;
     n.op = OpId::mul;
     n.inputs = {in};
-    n.attrs.scalar = Scalar::from_double(2.0);
-    n.attrs.side = ScalarSide::Rhs;
+    n.attrs.mut().scalar = Scalar::from_double(2.0);
+    n.attrs.mut().side = ScalarSide::Rhs;
     Value v;
     v.shape = Dims{4};
     v.strides = Dims{1};
@@ -190,9 +190,9 @@ TEST(StructureKey, SameStructureSameKeyOtherConstantOtherKey) {
     Node node;
     node.op = OpId::add;
     node.inputs = {0};
-    node.attrs.scalar = Scalar::from_double(c);
-    node.attrs.side = ScalarSide::Rhs;
-    return structure_key(g) + std::string(reinterpret_cast<const char*>(&node.attrs.scalar.f), 8);
+    node.attrs.mut().scalar = Scalar::from_double(c);
+    node.attrs.mut().side = ScalarSide::Rhs;
+    return structure_key(g) + std::string(reinterpret_cast<const char*>(&node.attrs->scalar.f), 8);
   };
   EXPECT_EQ(trace(1.0, 4), trace(1.0, 4));
   EXPECT_NE(trace(1.0, 4), trace(2.0, 4));

@@ -57,7 +57,7 @@ namespace {
 bool contiguous(const Value& v) { return v.strides == contiguous_strides(v.shape); }
 
 // The same shape at every call, not only in the traced one.
-bool same_shape(const Value& a, const Value& b) { return a.shape == b.shape && a.sym_shape == b.sym_shape; }
+bool same_shape(const Value& a, const Value& b) { return a.shape == b.shape && a.sym_shape() == b.sym_shape(); }
 
 // Whether v is a whole buffer (made by a kernel, or a graph input), possibly after in-place writes
 // into it, rather than a view of one.
@@ -136,8 +136,8 @@ struct Builder {
       ins.a = operand(n.inputs[0]);
     } else {
       ins.binary = block::binary_fn(n.op, f->dtype);
-      FusedLoop::Operand s{FusedLoop::From::Scalar, 0, n.attrs.scalar};
-      switch (n.attrs.side) {
+      FusedLoop::Operand s{FusedLoop::From::Scalar, 0, n.attrs->scalar};
+      switch (n.attrs->side) {
         case ScalarSide::None:
           ins.a = operand(n.inputs[0]), ins.b = operand(n.inputs[1]);
           break;
@@ -183,7 +183,7 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
       const Value& v = g.values[n.outputs[0]];
       b.f->dtype = v.dtype;
       b.f->shape = v.shape;
-      b.f->sym_shape = v.sym_shape;
+      b.f->sym_shape = v.sym_shape();
       b.add(s.node);
       while (j + 1 < plan->steps.size() && kernel_step(j + 1)) {
         int k = plan->steps[j + 1].node;
@@ -413,7 +413,8 @@ std::string print_fused(const Graph& g, const FusedLoop& f) {
   if (!in_place.empty()) outs += (outs.empty() ? "" : "; ") + std::string("in place: ") + in_place;
   return fmt::format("{} -> {} (one pass over {})", body, outs, [&] {
     Value v;
-    v.dtype = f.dtype, v.shape = f.shape, v.sym_shape = f.sym_shape;
+    v.dtype = f.dtype, v.shape = f.shape;
+    if (!f.sym_shape.empty()) v.extra().sym_shape = f.sym_shape;
     return value_meta(v);
   }());
 }
