@@ -70,6 +70,25 @@ def promoted(x, i):
     return (x * 2.0 + i).exp().tanh() + (i * 3).to(dyn.float32)
 
 
+def constants(x, y):
+    # a loop keeps each distinct constant once, by bits and kind: 2.0, -2.0, 0.0, -0.0 and the
+    # int 2 are five different ones (a key that mixed them up divided by zero here once)
+    return (x + y) / 2.0 - x * -2.0 + (y * 0.0) * -0.0 + x * 2 + 0.5 * y - (x - y) * 2.0
+
+
+def long_chain(x, y):
+    # values read far from where they are made: their registers must stay live until then, while
+    # every other value's register is reused
+    h, keep = x, []
+    for i in range(150):
+        h = h * 1.0001 + y
+        if i % 37 == 0:
+            keep.append(h)
+    for k in keep:
+        h = h - k * 0.5
+    return h, keep[1]
+
+
 PROGRAMS = {
     "chain": (chain, lambda k: [fl((BIG,), k), fl((BIG,), k + 1), fl((BIG,), k + 2)]),
     "chain_f64": (chain, lambda k: [fl((300, 7), k, dyn.float64), fl((300, 7), k + 1, dyn.float64),
@@ -82,6 +101,8 @@ PROGRAMS = {
     "then_in_place": (then_in_place, lambda k: [fl((50, 9), k), fl((9,), k + 1)]),
     "nan_and_inf": (nan_and_inf, lambda k: [dyn.cat([fl((20,), k), dyn.tensor([0.0, -0.0, 1e-30])])]),
     "promoted": (promoted, lambda k: [fl((64,), k), dyn.arange(64)]),
+    "constants": (constants, lambda k: [fl((BIG,), k), fl((BIG,), k + 1)]),
+    "long_chain": (long_chain, lambda k: [fl((3000,), k, scale=0.1), fl((3000,), k + 1, scale=0.1)]),
     # shapes at the edges: 0-d, empty, a view with an offset, a 0-d operand broadcast
     "zero_dim": (chain, lambda k: [fl((), k), fl((), k + 1), fl((), k + 2)]),
     "empty": (broadcast, lambda k: [fl((0, 3), k), fl((3,), k + 1), fl((0, 1), k + 2)]),
@@ -106,6 +127,20 @@ class TestFusedEqualsEager(unittest.TestCase):
                     for k in range(2):  # the first call records, the second replays the plan
                         args = make(10 * k)
                         assert_same(self, fn(*args), compiled(*args), f"{name} threads={threads} call {k}")
+
+    def test_constants_a_call_brings(self):
+        # float constants are inputs of the graph: replayed calls run the plan with their own
+        # values, equal or not to each other and to the traced ones
+        def f(x, s, t):
+            return (x * s + t) * s - x * t + 2.0 * x
+
+        compiled = dyn.compile(f, name="consts")
+        x = fl((BIG,), 3)
+        for s, t in [(2.0, 0.5), (0.5, 2.0), (2.0, 2.0), (-0.0, 0.0), (3.0, -3.0), (0.5, 0.5)]:
+            assert_same(self, f(x, s, t), compiled(x, s, t), f"s={s} t={t}")
+        self.assertEqual(len(dyn.debug.graphs(compiled)), 1)  # no recompile: one plan ran every call
+        counts, plan = steps(compiled)
+        self.assertEqual(counts.get("fused"), 1, plan)
 
     def test_outputs_larger_than_the_caches(self):
         # 16 MiB and more: outputs are written with streaming stores, the last partial block not

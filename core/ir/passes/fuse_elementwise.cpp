@@ -10,7 +10,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,10 +27,10 @@ namespace dyn {
 struct FusedLoop {
   enum class From : uint8_t { Input, Node, Scalar };
   struct Operand {
+    int index = 0;  // Input: into inputs; Node: into code; Scalar: into scalars
     From from = From::Input;
-    int index = 0;  // Input: into inputs; Node: into code
-    Scalar scalar;  // From::Scalar: converted to the loop's dtype as the eager kernel does
   };
+  // Kept small: a long trace of small elementwise ops is one loop of as many instructions.
   struct Instr {
     int node = -1;
     int value = -1;  // the node's output
@@ -38,6 +40,9 @@ struct FusedLoop {
     int output = -1;  // index into outputs when the value is read after the loop
     // An in-place node: the input whose buffer it writes (its value then lives there).
     int write_input = -1;
+    // The block register that holds its value: registers are reused once a value's last reader
+    // in the loop has run, so a chain needs two of them however long it is.
+    int reg = -1;
   };
   DType dtype = DType::Float32;
   Dims shape;
@@ -46,7 +51,9 @@ struct FusedLoop {
   std::vector<int> inputs;   // value ids read (after CSE's remap)
   std::vector<int> outputs;  // value ids written
   std::vector<Instr> code;
-  bool writes_inputs = false;  // some node writes in place into an input's buffer
+  std::vector<Scalar> scalars;  // the distinct constants of scalar operands (by bits)
+  int regs = 0;                 // value registers the code uses
+  bool writes_inputs = false;   // some node writes in place into an input's buffer
 };
 
 const std::vector<int>& fused_nodes(const FusedLoop& f) { return f.nodes; }
@@ -95,14 +102,58 @@ struct Builder {
   // ops is one loop of as many instructions, and a scan per operand made fusing it quadratic
   // (200k ops took minutes).
   std::unordered_map<int, int> made_by, input_slot;
-  std::unordered_set<int> written;  // values whose buffer a node of the loop has overwritten
+  std::unordered_set<int> written;                      // values whose buffer a node of the loop has overwritten
+  std::map<std::pair<uint64_t, int>, int> scalar_slot;  // (bits, kind) -> index in scalars
 
   FusedLoop::Operand operand(int value) {
     value = plan.remap[value];
-    if (auto it = made_by.find(value); it != made_by.end()) return {FusedLoop::From::Node, it->second, {}};
+    if (auto it = made_by.find(value); it != made_by.end()) return {it->second, FusedLoop::From::Node};
     auto [it, added] = input_slot.try_emplace(value, static_cast<int>(f->inputs.size()));
     if (added) f->inputs.push_back(value);
-    return {FusedLoop::From::Input, it->second, {}};
+    return {it->second, FusedLoop::From::Input};
+  }
+
+  FusedLoop::Operand constant(const Scalar& s) {
+    uint64_t bits;  // by bits, as same_scalar compares: -0.0 is not 0.0
+    if (s.kind == Scalar::Float)
+      std::memcpy(&bits, &s.f, sizeof bits);
+    else
+      bits = static_cast<uint64_t>(s.i);
+    auto [it, added] = scalar_slot.try_emplace({bits, static_cast<int>(s.kind)}, static_cast<int>(f->scalars.size()));
+    if (added) f->scalars.push_back(s);
+    return {it->second, FusedLoop::From::Scalar};
+  }
+
+  // Gives each value a register, reusing one once the value's last reader in the loop has run.
+  // A register is freed after the instruction that reads it last has its own, so no instruction
+  // writes a block it is still reading.
+  void allocate_registers() {
+    const int n = static_cast<int>(f->code.size());
+    auto node_operands = [&](const FusedLoop::Instr& ins) {  // distinct in-loop values it reads
+      std::array<int, 2> r{-1, -1};
+      if (ins.a.from == FusedLoop::From::Node) r[0] = ins.a.index;
+      if (ins.b.from == FusedLoop::From::Node && ins.b.index != r[0]) r[1] = ins.b.index;
+      return r;
+    };
+    std::vector<int> last(n, -1);
+    for (int i = 0; i < n; ++i)
+      for (int k : node_operands(f->code[i]))
+        if (k >= 0) last[k] = i;
+    std::vector<int> free_regs;
+    for (int i = 0; i < n; ++i) {
+      FusedLoop::Instr& ins = f->code[i];
+      if (ins.write_input < 0) {  // an in-place node's value lives in its input's buffer
+        if (free_regs.empty()) {
+          ins.reg = f->regs++;
+        } else {
+          ins.reg = free_regs.back();
+          free_regs.pop_back();
+        }
+      }
+      for (int k : node_operands(ins))
+        if (k >= 0 && last[k] == i && f->code[k].reg >= 0) free_regs.push_back(f->code[k].reg);
+      if (last[i] < 0 && ins.reg >= 0) free_regs.push_back(ins.reg);  // nothing in the loop reads it
+    }
   }
 
   // Whether node k can join: it reads no value that the loop has overwritten, and an in-place
@@ -136,16 +187,15 @@ struct Builder {
       ins.a = operand(n.inputs[0]);
     } else {
       ins.binary = block::binary_fn(n.op, f->dtype);
-      FusedLoop::Operand s{FusedLoop::From::Scalar, 0, n.attrs->scalar};
       switch (n.attrs->side) {
         case ScalarSide::None:
           ins.a = operand(n.inputs[0]), ins.b = operand(n.inputs[1]);
           break;
         case ScalarSide::Rhs:
-          ins.a = operand(n.inputs[0]), ins.b = s;
+          ins.a = operand(n.inputs[0]), ins.b = constant(n.attrs->scalar);
           break;
         case ScalarSide::Lhs:
-          ins.a = s, ins.b = operand(n.inputs[0]);
+          ins.a = constant(n.attrs->scalar), ins.b = operand(n.inputs[0]);
           break;
       }
     }
@@ -210,6 +260,7 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
         b.f->outputs.push_back(v);
       }
     }
+    b.allocate_registers();
     replaced += static_cast<int>(j - i + 1);
     Step fused{StepKind::Fused, plan->steps[i].node, {}, b.f};
     out.push_back(std::move(fused));
@@ -322,27 +373,44 @@ bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots
   for (Tensor& t : outs) out_ptr.push_back(t.data<T>());
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
-  // Registers: one block per input, per node and per scalar operand, as long as a block or the
-  // whole tensor if that is shorter (a small graph's loop then touches a few cache lines).
+  // The scalar operands' values, converted as the eager kernel converts them: the plan's distinct
+  // constants, and those a call brings instead (a float constant is an input of the graph).
+  auto convert = [](const Scalar& sc) {
+    return sc.kind == Scalar::Float ? static_cast<T>(sc.f) : static_cast<T>(sc.i);
+  };
+  std::vector<T> consts;
+  consts.reserve(f.scalars.size());
+  for (const Scalar& sc : f.scalars) consts.push_back(convert(sc));
+  std::vector<int> patched;  // per operand (2 * instruction + side): its index in consts, when patched
+  if (patches && !patches->empty()) {
+    std::unordered_map<uint64_t, int> seen;
+    for (size_t i = 0; i < f.code.size(); ++i)
+      for (int side = 0; side < 2; ++side) {
+        const FusedLoop::Operand& o = side ? f.code[i].b : f.code[i].a;
+        if (o.from != FusedLoop::From::Scalar) continue;
+        const NodePatch* p = find_patch(patches, f.code[i].node);
+        if (!p || !(p->values & 1)) continue;
+        T v = convert(p->scalar[0]);
+        uint64_t bits = 0;
+        std::memcpy(&bits, &v, sizeof v);
+        auto [it, added] = seen.try_emplace(bits, static_cast<int>(consts.size()));
+        if (added) consts.push_back(v);
+        if (patched.empty()) patched.assign(2 * f.code.size(), -1);
+        patched[2 * i + static_cast<size_t>(side)] = it->second;
+      }
+  }
+  // Registers: one block per input (gathered), per live value and per constant, as long as a block
+  // or the whole tensor if that is shorter (a small graph's loop then touches a few cache lines).
   const int64_t bs = std::min<int64_t>(block::kBlock, std::max<int64_t>(numel, 1));
-  const size_t regs = f.inputs.size() + f.code.size() + 2 * f.code.size();
+  const size_t value_regs = f.inputs.size(), const_regs = value_regs + static_cast<size_t>(f.regs);
+  const size_t regs = const_regs + consts.size();
   // Outputs far larger than the caches are written with streaming stores: their lines are then
   // not read from memory before being overwritten (a fifth of a 2^24 chain's traffic).
   const bool stream_outputs = !f.outputs.empty() && numel * static_cast<int64_t>(sizeof(T)) >= (int64_t{16} << 20);
   parallel_for(0, numel, kElementwiseGrain, [&](int64_t begin, int64_t end) {
     std::unique_ptr<T[]> scratch(new T[regs * static_cast<size_t>(bs)]);  // uninitialized: written before read
     auto reg = [&](size_t r) { return scratch.get() + r * static_cast<size_t>(bs); };
-    // Scalar operands as full blocks, converted as the eager kernel converts them.
-    for (size_t i = 0; i < f.code.size(); ++i)
-      for (int side = 0; side < 2; ++side) {
-        const FusedLoop::Operand& o = side ? f.code[i].b : f.code[i].a;
-        if (o.from != FusedLoop::From::Scalar) continue;
-        // A float constant is an input of the graph: this call's value, if it brought another.
-        const NodePatch* p = find_patch(patches, f.code[i].node);
-        const Scalar& sc = p && (p->values & 1) ? p->scalar[0] : o.scalar;
-        T v = sc.kind == Scalar::Float ? static_cast<T>(sc.f) : static_cast<T>(sc.i);
-        std::fill_n(reg(f.inputs.size() + f.code.size() + 2 * i + side), bs, v);
-      }
+    for (size_t k = 0; k < consts.size(); ++k) std::fill_n(reg(const_regs + k), bs, consts[k]);
     std::vector<const T*> in(f.inputs.size()), val(f.code.size());
     for (int64_t b = begin; b < end; b += bs) {
       int64_t m = std::min<int64_t>(bs, end - b);
@@ -355,8 +423,12 @@ bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots
               return in[o.index];
             case FusedLoop::From::Node:
               return val[o.index];
-            case FusedLoop::From::Scalar:
-              return reg(f.inputs.size() + f.code.size() + 2 * i + side);
+            case FusedLoop::From::Scalar: {
+              int k = patched.empty() || patched[2 * i + static_cast<size_t>(side)] < 0
+                          ? o.index
+                          : patched[2 * i + static_cast<size_t>(side)];
+              return reg(const_regs + static_cast<size_t>(k));
+            }
           }
           return nullptr;
         };
@@ -365,7 +437,7 @@ bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots
                       (m * static_cast<int64_t>(sizeof(T))) % 32 == 0;
         T* dst = ins.write_input >= 0         ? const_cast<T*>(readers[ins.write_input].base) + b
                  : ins.output >= 0 && !stream ? out_ptr[ins.output] + b
-                                              : reg(f.inputs.size() + i);
+                                              : reg(value_regs + static_cast<size_t>(ins.reg));
         if (ins.unary)
           ins.unary(src(ins.a, 0), dst, m);
         else
