@@ -482,9 +482,9 @@ PyObject* graph_dict(const GraphRecord& r) {
   for (const ScalarInput& si : r.graph->scalar_inputs) {
     const Node& n = r.graph->nodes[si.node];
     const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
-    PyObject* x =
-        Py_BuildValue("{s:i,s:s,s:s,s:s,s:d}", "node", n.outputs[0], "op", std::string(op_name(n.op)).c_str(), "kind",
-                      input_kind_key(si.kind), "name", si.name.c_str(), "traced", sc[si.field]->to_double());
+    PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:s,s:d}", "node", n.outputs[0], "op", std::string(op_name(n.op)).c_str(),
+                                "kind", input_kind_key(si.kind), "name", si.named() ? si.name->c_str() : "", "traced",
+                                sc[si.field]->to_double());
     PyList_Append(scalars, x);
     Py_DECREF(x);
   }

@@ -12,6 +12,7 @@ pkgs=("$@"
   libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev
   libopenblas-dev libgtest-dev
   libsleef-dev  # vector math: the transcendental kernels (core/ops/vmath.cpp)
+  libxxhash-dev  # XXH3-128 digests of graph structure: plan-cache keys (core/ir/graph.cpp)
   chromium  # the HTML report's test renders it in a real browser, headless
 )
 

@@ -141,16 +141,18 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
       if (values >> f & 1) {
         ScalarInput si;
         si.node = k;
-        si.field = f;
+        si.field = static_cast<uint8_t>(f);
+        std::string name;
         if (DerivativeScope::current() >= 0) {
           si.kind = InputKind::Literal;
-          si.name = fmt::format("{} in the derivative of {}", format_scalar(*sc[f]),
-                                op_name(static_cast<OpId>(DerivativeScope::current())));
-        } else if (Naming naming(this);
-                   !namer_->scalar(*sc[f], f == 0 ? a.side : ScalarSide::None, &si.kind, &si.name)) {
-          si.name.clear();
+          name = fmt::format("{} in the derivative of {}", format_scalar(*sc[f]),
+                             op_name(static_cast<OpId>(DerivativeScope::current())));
+        } else if (Naming naming(this); !namer_->scalar(*sc[f], f == 0 ? a.side : ScalarSide::None, &si.kind, &name)) {
+          name.clear();
         }
-        seg_.scalar_inputs.push_back(std::move(si));
+        // Interned: a loop's constants repeat their names at every node.
+        if (!name.empty()) si.name = intern(name);
+        seg_.scalar_inputs.push_back(si);
       }
   }
   seg_.nodes.push_back(std::move(n));

@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <memory>
+#include <new>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace dyn {
 
@@ -115,9 +120,9 @@ std::string input_label(const Graph& g, int value) {
 std::string scalar_label(const Graph& g, int node, int field) {
   for (const ScalarInput& s : g.scalar_inputs)
     if (s.node == node && s.field == field)
-      return s.name.empty()                 ? std::string("an unnamed float")
-             : s.kind == InputKind::Literal ? "the literal " + s.name
-                                            : fmt::format("'{}' ({})", s.name, input_kind_name(s.kind));
+      return !s.named()                     ? std::string("an unnamed float")
+             : s.kind == InputKind::Literal ? "the literal " + *s.name
+                                            : fmt::format("'{}' ({})", *s.name, input_kind_name(s.kind));
   return "an unnamed float";
 }
 
@@ -175,8 +180,8 @@ std::string print_graph(const Graph& g, bool verbose) {
   for (const ScalarInput& si : g.scalar_inputs) {
     const Node& n = g.nodes[si.node];
     const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
-    if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || si.name.empty() || si.kind == InputKind::Literal) continue;
-    s += fmt::format("float input '{}'  ({}; read by %{} {}, {} when traced)\n", si.name, input_kind_name(si.kind),
+    if (!(value_scalars(n.op, n.attrs) >> si.field & 1) || !si.named() || si.kind == InputKind::Literal) continue;
+    s += fmt::format("float input '{}'  ({}; read by %{} {}, {} when traced)\n", *si.name, input_kind_name(si.kind),
                      n.outputs[0], op_name(n.op), format_scalar(*sc[si.field]));
   }
   for (const Node& n : g.nodes) s += print_node(g, n, verbose) + "\n";
@@ -235,8 +240,20 @@ void put_dims(std::string& k, const Dims& d) {
 }  // namespace
 
 std::string structure_key(const Graph& g) {
+  // The bytes go through XXH3-128 a few kilobytes at a time: a long trace's key is 16 bytes held
+  // by the plan cache, not a copy of its structure (about 130 bytes a node). Plans are shared only
+  // between graphs whose keys are equal; two structures meeting one digest is a 2^-128 event.
+  XXH3_state_t* st = XXH3_createState();
+  if (!st) throw std::bad_alloc();
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> owner(st, XXH3_freeState);
+  XXH3_128bits_reset(st);
   std::string k;
-  k.reserve(64 * (g.nodes.size() + g.inputs.size()));
+  k.reserve(8192);
+  auto flush = [&](bool always) {
+    if (!always && k.size() < 4096) return;
+    XXH3_128bits_update(st, k.data(), k.size());
+    k.clear();
+  };
   for (int id : g.inputs) {
     const Value& v = g.values[id];
     put(k, v.dtype);
@@ -253,6 +270,7 @@ std::string structure_key(const Graph& g) {
     for (const Value& v : g.values) {
       put(k, v.sym_shape().size());
       for (const SymExpr& e : v.sym_shape()) put_sym(k, e);
+      flush(false);
     }
   }
   for (const Node& n : g.nodes) {
@@ -268,9 +286,12 @@ std::string structure_key(const Graph& g) {
     // and a plan's fused loops are typed.
     for (int o : n.outputs) put(k, g.values[o].dtype);
     k.push_back(';');
+    flush(false);
   }
   for (int o : g.outputs) put(k, o);
-  return k;
+  flush(true);
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  return std::string(reinterpret_cast<const char*>(&h), sizeof h);
 }
 
 }  // namespace dyn

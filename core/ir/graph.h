@@ -161,9 +161,11 @@ struct Node {
 // and where the number came from.
 struct ScalarInput {
   int node = -1;
-  int field = 0;  // 0: attrs.scalar, 1: scalar2, 2: scalar3
+  uint8_t field = 0;  // 0: attrs.scalar, 1: scalar2, 2: scalar3
   InputKind kind = InputKind::External;
-  std::string name;  // "w", "opt.param_groups[0]['lr']", "1 - beta1", "0.5" (Literal); empty: unknown
+  // "w", "opt.param_groups[0]['lr']", "1 - beta1", "0.5" (Literal), interned; nullptr: unknown
+  const std::string* name = nullptr;
+  bool named() const { return name != nullptr; }
 };
 
 struct Graph {
@@ -171,7 +173,7 @@ struct Graph {
   std::deque<Node> nodes;
   std::vector<int> inputs;   // value ids, in order of first use
   std::vector<int> outputs;  // value ids the rest of the program still sees
-  std::vector<ScalarInput> scalar_inputs;
+  std::deque<ScalarInput> scalar_inputs;
   bool dynamic = false;  // some size or int follows a symbol: replay checks and binds them
 
   int add_input(const Tensor& t, InputKind kind, std::string name);
@@ -217,7 +219,7 @@ std::string scalar_label(const Graph& g, int node, int field);
 std::string verify_graph(const Graph& g);
 
 // A key equal for graphs with the same structure: ops, attributes (rng state excluded: it is
-// an input of the graph, not a constant), wiring, input and output metadata.
+// an input of the graph, not a constant), wiring, input and output metadata. A 16-byte digest.
 std::string structure_key(const Graph& g);
 
 }  // namespace dyn

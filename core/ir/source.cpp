@@ -22,8 +22,10 @@ std::string SourceLoc::str() const {
 }
 
 const std::string* intern(const std::string& s) {
-  static std::unordered_set<std::string> table;
-  return &*table.insert(s).first;
+  static std::mutex* mu = new std::mutex;  // leaked, as the table: names outlive other statics
+  static auto* table = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(*mu);
+  return &*table->insert(s).first;
 }
 
 void set_source_locator(SourceLocator f) { g_locator = f; }
