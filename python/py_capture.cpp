@@ -436,7 +436,8 @@ DYN_FAST(f_counters) {
                        "compile_s", c.compile_s, "execute_s", c.execute_s, "paused_s", c.paused_s);
 }
 
-PyObject* int_list(const IdList& v) {
+template <typename Ids>
+PyObject* int_list(const Ids& v) {
   PyObject* l = PyList_New(static_cast<Py_ssize_t>(v.size()));
   if (!l) throw PythonErrorSet{};
   for (size_t i = 0; i < v.size(); ++i) PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), PyLong_FromLong(v[i]));

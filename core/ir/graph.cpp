@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -29,32 +31,46 @@ Value& Value::operator=(const Value& o) {
 
 IdList& IdList::operator=(const IdList& o) {
   if (this == &o) return *this;
-  clear();
-  reserve(o.n_);
-  std::memcpy(data(), o.data(), o.n_ * sizeof(int));
+  if (on_heap()) delete[] heap();
   n_ = o.n_;
+  if (o.on_heap()) {
+    int* p = new int[std::bit_ceil(o.n_)];
+    std::memcpy(p, o.heap(), o.n_ * sizeof(int));
+    set_heap(p);
+  } else {
+    std::memcpy(in_, o.in_, sizeof in_);
+  }
   return *this;
 }
 
 IdList& IdList::operator=(IdList&& o) noexcept {
   if (this == &o) return *this;
-  if (on_heap()) delete[] u_.heap;
-  n_ = o.n_, cap_ = o.cap_, u_ = o.u_;
-  o.n_ = 0, o.cap_ = kInline;
+  if (on_heap()) delete[] heap();
+  n_ = o.n_;
+  std::memcpy(in_, o.in_, sizeof in_);
+  o.n_ = 0;
   return *this;
 }
 
-void IdList::reserve(size_t n) {
-  if (n <= cap_) return;
-  int* p = new int[n];
-  std::memcpy(p, data(), n_ * sizeof(int));
-  if (on_heap()) delete[] u_.heap;
-  u_.heap = p;
-  cap_ = static_cast<uint32_t>(n);
+void IdList::push_back(int x) {
+  if (n_ == kInline || (n_ > kInline && std::has_single_bit(n_))) {  // full: twice the room
+    int* p = new int[n_ * 2];
+    std::memcpy(p, data(), n_ * sizeof(int));
+    if (on_heap()) delete[] heap();
+    set_heap(p);
+  }
+  ++n_;
+  data()[n_ - 1] = x;
 }
 
 bool IdList::operator==(const IdList& o) const {
   return n_ == o.n_ && std::memcmp(data(), o.data(), n_ * sizeof(int)) == 0;
+}
+
+void OutputIds::push_back(int id) {
+  if (n_ == 0) first_ = id;
+  if (id != first_ + static_cast<int>(n_)) throw std::logic_error("a node's outputs are consecutive values");
+  ++n_;
 }
 
 AttrsRef::AttrsRef() {
@@ -140,7 +156,7 @@ std::string operands(const Node& n) {
   std::string a = lhs ? std::string() : format_attrs(n.op, n.attrs);
   if (!a.empty()) parts.push_back(a);
   // A dynamic graph's size arguments: the traced numbers above, and the forms they follow.
-  if (!lhs && !n.sym_attrs.empty()) parts.push_back("{" + sym_attrs_str(n.op, n.sym_attrs) + "}");
+  if (!lhs && !n.sym_attrs.empty()) parts.push_back("{" + sym_attrs_str(n.op, n.sym_attrs.list()) + "}");
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
   return s;
 }

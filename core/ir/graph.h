@@ -7,7 +7,9 @@
 // four ids inline, and what only graph inputs and dynamic graphs need sits behind one pointer.
 // Nodes and values live in chunked storage (deque), so a growing trace never copies itself.
 #pragma once
+#include <cstring>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +81,8 @@ struct Value {
   std::unique_ptr<ValueExtra> x_;
 };
 
-// A node's operand or result ids: up to four inline, more on the heap (cat of many tensors).
+// A node's operand ids: up to four inline, more on the heap (cat of many tensors). 20 bytes: the
+// heap pointer sits in the inline space, and the capacity follows from the size.
 class IdList {
  public:
   IdList() = default;
@@ -91,12 +94,12 @@ class IdList {
   IdList& operator=(const IdList& o);
   IdList& operator=(IdList&& o) noexcept;
   ~IdList() {
-    if (on_heap()) delete[] u_.heap;
+    if (on_heap()) delete[] heap();
   }
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  const int* data() const { return on_heap() ? u_.heap : u_.in; }
-  int* data() { return on_heap() ? u_.heap : u_.in; }
+  const int* data() const { return on_heap() ? heap() : in_; }
+  int* data() { return on_heap() ? heap() : in_; }
   const int* begin() const { return data(); }
   const int* end() const { return data() + n_; }
   int* begin() { return data(); }
@@ -105,22 +108,89 @@ class IdList {
   int& operator[](size_t i) { return data()[i]; }
   int front() const { return data()[0]; }
   int back() const { return data()[n_ - 1]; }
-  void reserve(size_t n);
-  void push_back(int x) {
-    if (n_ == cap_) reserve(cap_ * 2);
-    data()[n_++] = x;
-  }
-  void clear() { n_ = 0; }
+  void reserve(size_t) {}  // the capacity follows from the size
+  void push_back(int x);
   bool operator==(const IdList& o) const;
 
  private:
   static constexpr uint32_t kInline = 4;
-  bool on_heap() const { return cap_ > kInline; }
-  uint32_t n_ = 0, cap_ = kInline;
-  union {
-    int in[kInline];
-    int* heap;
-  } u_{};
+  bool on_heap() const { return n_ > kInline; }
+  // On the heap, the capacity is the size rounded up to a power of two.
+  int* heap() const {
+    int* p;
+    std::memcpy(&p, in_, sizeof p);
+    return p;
+  }
+  void set_heap(int* p) { std::memcpy(in_, &p, sizeof p); }
+  uint32_t n_ = 0;
+  int in_[kInline] = {};
+};
+
+// A node's result ids: the values a node makes are recorded one after another, so a first id and
+// a count say which.
+class OutputIds {
+ public:
+  struct iterator {
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = int;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const int*;
+    using reference = int;
+    int v;
+    int operator*() const { return v; }
+    iterator operator++(int) { return {v++}; }
+    iterator& operator++() {
+      ++v;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return v == o.v; }
+    bool operator!=(const iterator& o) const { return v != o.v; }
+  };
+  OutputIds() = default;
+  OutputIds(std::initializer_list<int> v) {
+    for (int x : v) push_back(x);
+  }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int operator[](size_t i) const { return first_ + static_cast<int>(i); }
+  int front() const { return first_; }
+  int back() const { return first_ + static_cast<int>(n_) - 1; }
+  iterator begin() const { return {first_}; }
+  iterator end() const { return {first_ + static_cast<int>(n_)}; }
+  void push_back(int id);  // the next id after the last one (a logic error otherwise)
+  void reserve(size_t) {}
+  bool operator==(const OutputIds& o) const { return n_ == o.n_ && (n_ == 0 || first_ == o.first_); }
+
+ private:
+  int first_ = 0;
+  uint32_t n_ = 0;
+};
+
+// The ints of a node's attributes that follow the symbols of a dynamic graph: one pointer, since
+// static graphs (nearly all nodes) have none.
+class SymAttrList {
+ public:
+  SymAttrList() = default;
+  SymAttrList(const SymAttrList& o) : v_(o.v_ ? std::make_unique<std::vector<SymAttr>>(*o.v_) : nullptr) {}
+  SymAttrList(SymAttrList&&) noexcept = default;
+  SymAttrList& operator=(const SymAttrList& o) {
+    if (this != &o) v_ = o.v_ ? std::make_unique<std::vector<SymAttr>>(*o.v_) : nullptr;
+    return *this;
+  }
+  SymAttrList& operator=(SymAttrList&&) noexcept = default;
+  bool empty() const { return !v_ || v_->empty(); }
+  size_t size() const { return v_ ? v_->size() : 0; }
+  const SymAttr* begin() const { return v_ ? v_->data() : nullptr; }
+  const SymAttr* end() const { return v_ ? v_->data() + v_->size() : nullptr; }
+  void push_back(const SymAttr& a) {
+    if (!v_) v_ = std::make_unique<std::vector<SymAttr>>();
+    v_->push_back(a);
+  }
+  void clear() { v_.reset(); }
+  std::vector<SymAttr> list() const { return v_ ? *v_ : std::vector<SymAttr>{}; }
+
+ private:
+  std::unique_ptr<std::vector<SymAttr>> v_;
 };
 
 // A node's attributes, shared by the nodes of a trace that have equal ones (Note [compact graphs]).
@@ -150,11 +220,11 @@ struct Node {
   // In-place ops write into the buffer of value `target`; the output aliases it.
   int target = -1;
   int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)
+  IdList inputs;          // value ids
+  OutputIds outputs;      // value ids
   AttrsRef attrs;
-  IdList inputs;   // value ids
-  IdList outputs;  // value ids
   SourceStack where;
-  std::vector<SymAttr> sym_attrs;  // the ints of attrs that follow the symbols (dynamic graphs)
+  SymAttrList sym_attrs;  // the ints of attrs that follow the symbols (dynamic graphs)
 };
 
 // A float constant that is an input of the graph (value_scalars): which node and field reads it,

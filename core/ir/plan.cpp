@@ -52,7 +52,7 @@ std::shared_ptr<Plan> compile_plan(const Graph& g) {
 
 size_t Plan::node_steps() const {
   size_t n = 0;
-  for (const Step& s : steps) n += s.kind == StepKind::Fused ? fused_nodes(*s.fused).size() : s.kind != StepKind::Free;
+  for (const Step& s : steps) n += s.kind == StepKind::Fused ? fused_nodes(loop(s)).size() : s.kind != StepKind::Free;
   return n;
 }
 
@@ -64,9 +64,9 @@ std::string print_plan(const Graph& g, const Plan& plan) {
     const Step& s = plan.steps[i];
     std::string what;
     if (s.kind == StepKind::Free) {
-      for (int v : s.values) what += (what.empty() ? "%" : ", %") + std::to_string(v);
+      for (int v : plan.freed_by(s)) what += (what.empty() ? "%" : ", %") + std::to_string(v);
     } else if (s.kind == StepKind::Fused) {
-      what = print_fused(g, *s.fused);
+      what = print_fused(g, plan.loop(s));
     } else {
       what = print_node(g, g.nodes[s.node]);
       if (size_t hash = what.find("  #"); hash != std::string::npos) what.resize(hash);
@@ -176,14 +176,14 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
   size_t count = plan ? plan->steps.size() : g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
     if (plan && plan->steps[i].kind == StepKind::Free) {
-      for (int v : plan->steps[i].values) slots[v].reset();
+      for (int v : plan->freed_by(plan->steps[i])) slots[v].reset();
       continue;
     }
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
     try {
       if (plan && plan->steps[i].kind == StepKind::Fused) {
-        if (!run_fused(*plan->steps[i].fused, slots, r.patches, r.syms))
-          for (int node : fused_nodes(*plan->steps[i].fused)) {
+        if (!run_fused(plan->loop(plan->steps[i]), slots, r.patches, r.syms))
+          for (int node : fused_nodes(plan->loop(plan->steps[i]))) {
             k = node;
             run_node(g, k, &plan->remap, slots, r);
           }

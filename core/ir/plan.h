@@ -2,6 +2,7 @@
 // in its own file and run in a straight line by compile_plan, which logs what each did.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,12 @@ enum class StepKind : uint8_t {
 
 struct FusedLoop;  // core/ir/passes/fuse_elementwise.cpp
 
+// 16 bytes: a long trace's plan has a step per node before fusion and a free step after many.
 struct Step {
   StepKind kind;
-  int node = -1;            // the graph node it runs (all but Free; Fused: its first node)
-  std::vector<int> values;  // Free: the value ids released
-  std::shared_ptr<const FusedLoop> fused;
+  int node = -1;  // the graph node it runs (all but Free; Fused: its first node)
+  // Free: the value ids released are Plan::freed[first, first + count). Fused: Plan::loops[first].
+  int first = 0, count = 0;
 };
 
 // The nodes a fused step runs, in order.
@@ -57,6 +59,10 @@ std::string print_fused(const Graph& g, const FusedLoop& f);
 // The executable form of a segment. Fusion and memory planning are further passes over steps.
 struct Plan {
   std::vector<Step> steps;
+  std::vector<int> freed;                               // what Free steps release
+  std::vector<std::shared_ptr<const FusedLoop>> loops;  // what Fused steps run
+  std::span<const int> freed_by(const Step& s) const { return {freed.data() + s.first, static_cast<size_t>(s.count)}; }
+  const FusedLoop& loop(const Step& s) const { return *loops[static_cast<size_t>(s.first)]; }
   std::vector<int> remap;           // value id -> the value that replaces it (CSE merged them)
   std::vector<std::string> passes;  // one line per pass: what it changed
   size_t nodes_before = 0;

@@ -198,3 +198,91 @@ TEST(StructureKey, SameStructureSameKeyOtherConstantOtherKey) {
   EXPECT_NE(trace(1.0, 4), trace(2.0, 4));
   EXPECT_NE(trace(1.0, 4), trace(1.0, 5));
 }
+
+// ---- compact graphs (Note [compact graphs]): what a recorded node costs ----
+
+TEST(CompactGraphs, NodesValuesAndStepsStaySmall) {
+  // A 2M-op trace holds as many nodes and values: these sizes are what issue 15's bytes per node
+  // are made of. Growing one of them is a decision, not an accident.
+  EXPECT_LE(sizeof(Node), 72u);
+  EXPECT_LE(sizeof(Value), 40u);
+  EXPECT_LE(sizeof(ScalarInput), 16u);
+  EXPECT_EQ(sizeof(Step), 16u);
+  EXPECT_EQ(sizeof(IdList), 20u);
+}
+
+TEST(CompactGraphs, IdListKeepsItsIdsAcrossInlineAndHeap) {
+  IdList a;
+  std::vector<int> want;
+  for (int i = 0; i < 40; ++i) {
+    a.push_back(i * 7 - 3);
+    want.push_back(i * 7 - 3);
+    ASSERT_EQ(a.size(), want.size());
+    ASSERT_TRUE(std::equal(a.begin(), a.end(), want.begin())) << "after " << i + 1 << " ids";
+    IdList copy = a;  // a copy owns its own ids
+    ASSERT_TRUE(copy == a);
+    copy[0] = 1000;
+    ASSERT_EQ(a[0], -3);
+    IdList moved = std::move(copy);
+    ASSERT_EQ(moved.size(), a.size());
+    ASSERT_EQ(moved[0], 1000);
+    ASSERT_EQ(moved.back(), want.size() == 1 ? 1000 : want.back());
+  }
+  IdList small{1, 2}, big = a;
+  big = small;  // from the heap back to inline
+  EXPECT_TRUE(big == small);
+  small = a;
+  EXPECT_TRUE(small == a);
+}
+
+TEST(CompactGraphs, OutputsAreConsecutiveValues) {
+  OutputIds o;
+  o.push_back(5);
+  o.push_back(6);
+  EXPECT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[1], 6);
+  std::vector<int> seen(o.begin(), o.end());
+  EXPECT_EQ(seen, (std::vector<int>{5, 6}));
+  EXPECT_THROW(o.push_back(9), std::logic_error);
+}
+
+TEST(CompactGraphs, ShapesStacksAndAttributesAreShared) {
+  DimsRef a = Dims{4, 8}, b = Dims{4, 8}, c = Dims{8, 4};
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(&a.get(), &b.get());  // one copy for the process
+  EXPECT_FALSE(a == c);
+  EXPECT_EQ(numel_of(a), 32);
+
+  static const std::string file = "f.py", fn = "g";
+  std::vector<SourceLoc> frames{SourceLoc{&file, &fn, 3}};
+  SourceStack s1(frames), s2(frames), none;
+  EXPECT_EQ(&s1.frames(), &s2.frames());
+  EXPECT_TRUE(none.empty());
+  EXPECT_FALSE(none.top().known());
+  EXPECT_EQ(s1.top().line, 3);
+
+  // A node's own change to shared attributes copies them first.
+  Node n1, n2;
+  n1.attrs = Attrs{};
+  n2.attrs = n1.attrs;
+  n2.attrs.mut().dim = 3;
+  EXPECT_EQ(n1.attrs->dim, 0);
+  EXPECT_EQ(n2.attrs->dim, 3);
+}
+
+TEST(CompactGraphs, RecordingSharesEqualAttributes) {
+  auto fn = make_fn("share_attrs");
+  Tensor x = ops::full(Dims{8}, Scalar::from_double(1.0), DType::Float32);
+  Capture::begin(fn);
+  Tensor y = x;
+  for (int i = 0; i < 50; ++i) y = ops::binary(OpId::mul, y, Scalar::from_double(i % 2 ? 2.0 : 0.5));
+  GraphRecord rec;  // a copy of the trace so far: copies share what the trace shares
+  ASSERT_TRUE(Capture::active()->graph_in_progress(&rec));
+  const Graph& g = *rec.graph;
+  ASSERT_EQ(g.nodes.size(), 50u);
+  EXPECT_EQ(&g.nodes[0].attrs.get(), &g.nodes[2].attrs.get());  // the same constant: one copy
+  EXPECT_NE(&g.nodes[0].attrs.get(), &g.nodes[1].attrs.get());
+  EXPECT_EQ(&g.values[g.nodes[0].outputs[0]].shape.get(), &g.values[g.nodes[49].outputs[0]].shape.get());
+  Capture::end();
+  EXPECT_TRUE(y.defined());
+}

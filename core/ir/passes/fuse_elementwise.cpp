@@ -101,13 +101,20 @@ struct Builder {
   // value -> its instruction / its input slot. Maps, not scans: a long trace of small elementwise
   // ops is one loop of as many instructions, and a scan per operand made fusing it quadratic
   // (200k ops took minutes).
-  std::unordered_map<int, int> made_by, input_slot;
+  std::unordered_map<int, int> input_slot;
+  // value -> its instruction, over the ids from the loop's first value on (the loop's nodes come
+  // in program order, so the values they make only grow): -1 for values the loop did not make.
+  int base = -1;
+  std::vector<int> made;
+  int made_by(int value) const {
+    return base >= 0 && value >= base && value - base < static_cast<int>(made.size()) ? made[value - base] : -1;
+  }
   std::unordered_set<int> written;                      // values whose buffer a node of the loop has overwritten
   std::map<std::pair<uint64_t, int>, int> scalar_slot;  // (bits, kind) -> index in scalars
 
   FusedLoop::Operand operand(int value) {
     value = plan.remap[value];
-    if (auto it = made_by.find(value); it != made_by.end()) return {it->second, FusedLoop::From::Node};
+    if (int i = made_by(value); i >= 0) return {i, FusedLoop::From::Node};
     auto [it, added] = input_slot.try_emplace(value, static_cast<int>(f->inputs.size()));
     if (added) f->inputs.push_back(value);
     return {it->second, FusedLoop::From::Input};
@@ -165,7 +172,7 @@ struct Builder {
     if (n.target < 0) return true;
     int t = plan.remap[n.target];
     if (written.count(t)) return false;
-    if (auto it = made_by.find(t); it != made_by.end()) return f->code[it->second].write_input >= 0;
+    if (int i = made_by(t); i >= 0) return f->code[i].write_input >= 0;
     return true;
   }
 
@@ -199,7 +206,9 @@ struct Builder {
           break;
       }
     }
-    made_by[n.outputs[0]] = static_cast<int>(f->code.size());
+    if (base < 0) base = n.outputs[0];
+    made.resize(static_cast<size_t>(n.outputs[0] - base) + 1, -1);
+    made[static_cast<size_t>(n.outputs[0] - base)] = static_cast<int>(f->code.size());
     f->code.push_back(ins);
   }
 };
@@ -249,21 +258,23 @@ int fuse_elementwise(const Graph& g, Plan* plan) {
     }
     // A value leaves the loop when a step after it reads it or the program sees it. (A map: a
     // vector over all the graph's values per loop is quadratic in a long trace of short loops.)
-    std::unordered_map<int, int> inside;
+    std::vector<int> inside(b.f->code.size(), 0);  // per instruction: its readers in the loop
     for (const FusedLoop::Instr& ins : b.f->code)
-      for (int v : g.nodes[ins.node].inputs) inside[plan->remap[v]]++;
-    for (FusedLoop::Instr& ins : b.f->code) {
+      for (int v : g.nodes[ins.node].inputs)
+        if (int k = b.made_by(plan->remap[v]); k >= 0) inside[static_cast<size_t>(k)]++;
+    for (size_t k = 0; k < b.f->code.size(); ++k) {
+      FusedLoop::Instr& ins = b.f->code[k];
       int v = g.nodes[ins.node].outputs[0];
       if (ins.write_input >= 0) continue;  // its value is in the input's buffer
-      if (seen_after[v] || readers[v] > inside[v]) {
+      if (seen_after[v] || readers[v] > inside[k]) {
         ins.output = static_cast<int>(b.f->outputs.size());
         b.f->outputs.push_back(v);
       }
     }
     b.allocate_registers();
     replaced += static_cast<int>(j - i + 1);
-    Step fused{StepKind::Fused, plan->steps[i].node, {}, b.f};
-    out.push_back(std::move(fused));
+    out.push_back(Step{StepKind::Fused, plan->steps[i].node, static_cast<int>(plan->loops.size()), 0});
+    plan->loops.push_back(std::move(b.f));
     i = j + 1;
   }
   plan->steps = std::move(out);
