@@ -61,6 +61,8 @@ class Dims {
 
 // A Dims interned for the process: one pointer where a graph keeps a value's shape or strides.
 // A long trace repeats a few shapes, so its values share them instead of carrying 72 bytes each.
+// The table only grows: by the distinct shapes a process records (as interned names and source
+// stacks grow by the distinct lines and names), not by calls or nodes.
 const Dims* intern_dims(const Dims& d);
 const Dims* interned_no_dims();  // intern_dims(Dims{}), without the lookup
 class DimsRef {

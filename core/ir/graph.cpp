@@ -31,15 +31,17 @@ Value& Value::operator=(const Value& o) {
 
 IdList& IdList::operator=(const IdList& o) {
   if (this == &o) return *this;
+  int* p = nullptr;  // allocated before anything is freed: a failed allocation leaves this intact
+  if (o.on_heap()) {
+    p = new int[std::bit_ceil(o.n_)];
+    std::memcpy(p, o.heap(), o.n_ * sizeof(int));
+  }
   if (on_heap()) delete[] heap();
   n_ = o.n_;
-  if (o.on_heap()) {
-    int* p = new int[std::bit_ceil(o.n_)];
-    std::memcpy(p, o.heap(), o.n_ * sizeof(int));
+  if (p)
     set_heap(p);
-  } else {
+  else
     std::memcpy(in_, o.in_, sizeof in_);
-  }
   return *this;
 }
 
@@ -74,12 +76,12 @@ void OutputIds::push_back(int id) {
 }
 
 AttrsRef::AttrsRef() {
-  static const std::shared_ptr<const Attrs> none = std::make_shared<const Attrs>();
+  static const std::shared_ptr<const Attrs> none = std::make_shared<Attrs>();
   p_ = none;
 }
 
 Attrs& AttrsRef::mut() {
-  if (p_.use_count() != 1) p_ = std::make_shared<const Attrs>(*p_);
+  if (p_.use_count() != 1) p_ = std::make_shared<Attrs>(*p_);
   return const_cast<Attrs&>(*p_);  // this node's own copy now
 }
 

@@ -197,15 +197,24 @@ class SymAttrList {
 class AttrsRef {
  public:
   AttrsRef();
-  AttrsRef(const Attrs& a) : p_(std::make_shared<const Attrs>(a)) {}  // NOLINT: stands in for Attrs
+  AttrsRef(const Attrs& a) : p_(std::make_shared<Attrs>(a)) {}  // NOLINT: stands in for Attrs
+  // A moved-from node still has attributes: moving copies the pointer.
+  AttrsRef(const AttrsRef&) = default;
+  AttrsRef(AttrsRef&& o) noexcept : p_(o.p_) {}
+  AttrsRef& operator=(const AttrsRef&) = default;
+  AttrsRef& operator=(AttrsRef&& o) noexcept {
+    p_ = o.p_;
+    return *this;
+  }
   AttrsRef& operator=(const Attrs& a) {
-    p_ = std::make_shared<const Attrs>(a);
+    p_ = std::make_shared<Attrs>(a);
     return *this;
   }
   operator const Attrs&() const { return *p_; }  // NOLINT
   const Attrs& get() const { return *p_; }
   const Attrs* operator->() const { return p_.get(); }
-  // For changing this node's attributes only: copies them first when they are shared.
+  // For changing this node's attributes only: copies them first when they are shared. (The
+  // objects are made non-const, so writing through this is defined.)
   Attrs& mut();
 
  private:
