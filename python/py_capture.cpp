@@ -426,10 +426,29 @@ DYN_FAST(f_events) {
   return PyUnicode_FromStringAndSize(all.data(), static_cast<Py_ssize_t>(all.size()));
 }
 
+DYN_FAST(f_set_event_limit) {
+  PyObject* a[1];
+  parse_args("_set_event_limit", args, nargs, kw, {"n"}, 1, a);
+  int64_t n = int_arg("_set_event_limit", "n", a[0]);
+  if (n < 0)
+    fail(ErrorKind::Value,
+         "set_event_limit(n): n is how many of the newest events the history keeps, at least 0 (0 keeps "
+         "every event); got {}",
+         n);
+  CaptureLog::get().set_event_limit(static_cast<size_t>(n));
+  Py_RETURN_NONE;
+}
+
+DYN_FAST(f_event_limit) {
+  parse_args("_event_limit", args, nargs, kw, {}, 0, nullptr);
+  return PyLong_FromSize_t(CaptureLog::get().event_limit());
+}
+
 DYN_FAST(f_counters) {
   parse_args("_counters", args, nargs, kw, {}, 0, nullptr);
   const Counters& c = query::counters();
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d,s:d}", "calls", c.calls, "cache_hits",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:n,s:d,s:d,s:d,s:d,s:d}", "events_dropped",
+                       static_cast<long long>(CaptureLog::get().dropped()), "calls", c.calls, "cache_hits",
                        c.cache_hits, "compiles", c.compiles, "recompiles", c.recompiles, "graph_breaks", c.graph_breaks,
                        "guard_failures", c.guard_failures, "fallbacks", c.fallbacks, "graphs",
                        static_cast<Py_ssize_t>(query::graphs().size()), "trace_s", c.trace_s, "replay_s", c.replay_s,
@@ -536,6 +555,8 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_capture_active", f_capture_active, "whether a compile region is running"),
     DYN_ENTRY("_set_package_dir", f_set_package_dir, "frames under this folder are the library's, not the user's"),
     DYN_ENTRY("_events", f_events, "the capture event log"),
+    DYN_ENTRY("_set_event_limit", f_set_event_limit, "keep the newest n events (0: all)"),
+    DYN_ENTRY("_event_limit", f_event_limit, "how many events the history keeps (0: all)"),
     DYN_ENTRY("_counters", f_counters, "capture counters and timings"),
     DYN_ENTRY("_graphs", f_graphs, "every captured graph"),
     DYN_ENTRY("_reset", f_reset, "forget graphs, events and compiled plans"),

@@ -352,7 +352,8 @@ const std::vector<Command>& commands() {
        CompleteWith::Functions, cmd_why},
       {"events", "[KIND] [FN]", "the event history, filterable",
        "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "
-       "fallback; filter by kind and/or function.",
+       "fallback; filter by kind and/or function. The history keeps the newest 10000 events (--event-limit N); "
+       "a note above the table says when older ones were dropped.",
        CompleteWith::EventKinds, cmd_events},
       {"stats", "", "counters, time split, and functions that recompile too often",
        "Calls, cache hits, compiles, recompiles, graph breaks, guard failures, fallbacks and graphs; time spent "

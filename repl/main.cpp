@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/blas.h"
+#include "core/query/query.h"
 #include "repl/interpreter.h"
 #include "repl/options.h"
 #include "repl/session.h"
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
     for (const auto& b : opt.breaks) session.add_breakpoint(b, "");
     if (opt.events) session.open_events_file(*opt.events);
     if (opt.dot_dir) session.set_dot_dir(*opt.dot_dir);
+    if (opt.event_limit) dyn::query::set_event_limit(*opt.event_limit);
   } catch (const CommandError& e) {
     std::fprintf(stderr, "dynrepl: error: %s\n", printable(e.message).c_str());
     return 2;

@@ -21,6 +21,8 @@ po::options_description describe() {
       "batch", "never open the REPL; exit after the script and the -e lines")("no-color", "plain output")(
       "real-torch", "let `import torch` load the installed PyTorch instead of dyn")(
       "events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")(
+      "event-limit", po::value<std::string>(),
+      "keep the newest N events in the history :events shows (default 10000; 0 keeps every one)")(
       "dot-dir", po::value<std::string>(), "write every compiled graph as DIR/<graph id>.dot")(
       "report", po::value<std::string>(), "write a self-contained HTML report to FILE at exit")(
       "pm", "post-mortem: on an uncaught exception, open the REPL in the frame that raised it")(
@@ -32,7 +34,8 @@ po::options_description describe() {
 
 // Options that take a value as the next argument: these must not end the option prefix early.
 bool takes_value(const std::string& a) {
-  return a == "-e" || a == "--exec" || a == "--events" || a == "--dot-dir" || a == "--report" || a == "--break";
+  return a == "-e" || a == "--exec" || a == "--events" || a == "--event-limit" || a == "--dot-dir" || a == "--report" ||
+         a == "--break";
 }
 
 }  // namespace
@@ -87,6 +90,22 @@ Options parse_options(int argc, char** argv) {
   if (vm.count("exec")) o.exec = vm["exec"].as<std::vector<std::string>>();
   if (vm.count("events")) o.events = vm["events"].as<std::string>();
   if (vm.count("dot-dir")) o.dot_dir = vm["dot-dir"].as<std::string>();
+  if (vm.count("event-limit")) {
+    const std::string& s = vm["event-limit"].as<std::string>();
+    size_t used = 0;
+    long long n = -1;
+    try {
+      n = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || n < 0 || s[0] == '+' || s[0] == ' ')
+      throw std::invalid_argument(
+          "option --event-limit takes a whole number of events, 0 or more (0 keeps every "
+          "event), got '" +
+          s + "'");
+    o.event_limit = static_cast<size_t>(n);
+  }
   if (vm.count("report")) o.report = vm["report"].as<std::string>();
   // Checked now, not when the file is written at exit: `--report script.py` would replace the
   // script the user meant to run.

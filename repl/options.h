@@ -1,5 +1,6 @@
 // The dynrepl command line (see shared/CONTRACT.md).
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ struct Options {
   std::optional<std::string> events;   // --events FILE
   std::vector<std::string> breaks;     // --break KIND[:FN], repeatable
   std::optional<std::string> dot_dir;  // --dot-dir DIR
+  std::optional<size_t> event_limit;   // --event-limit N
   std::optional<std::string> report;   // --report FILE.html
   bool interactive = false;            // -i
   bool batch = false;                  // --batch

@@ -301,7 +301,8 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
          kind_in);
   check_function(fn);
   std::vector<std::vector<std::string>> rows = {{"#", "time", "kind", "where", "what"}};
-  int i = 0;
+  // Numbers count every event since the start (or :reset), so they stay the same as old ones go.
+  int64_t i = query::events_dropped();
   for (const Event& e : query::events()) {
     ++i;
     if ((!kind.empty() && event_kind_name(e.kind) != kind) || (!fn.empty() && e.fn != fn)) continue;
@@ -315,17 +316,27 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
     std::replace(kname.begin(), kname.end(), '_', '-');
     rows.push_back({std::to_string(i), fmt::format("{:.4f}s", e.time), kname, where_of(e.where), what});
   }
-  if (rows.size() == 1) return "no events\n";
-  return table(rows);
+  std::string note;
+  if (int64_t dropped = query::events_dropped(); dropped > 0)
+    note = fmt::format(
+        "({} older event{} dropped: the history keeps the newest {}; dynrepl --event-limit N or "
+        "dyn.debug.set_event_limit(n) changes that, 0 keeps every event, and --events FILE writes each one as it "
+        "happens)\n",
+        dropped, dropped == 1 ? " was" : "s were", query::event_limit());
+  if (rows.size() == 1) return note + "no events\n";
+  return note + table(rows);
 }
 
 std::string stats_text() {
   const Counters& c = query::counters();
   std::string out = fmt::format(
       "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs "
-      "{}\n",
+      "{}{}\n",
       c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
-      query::graphs().size());
+      query::graphs().size(),
+      query::events_dropped() > 0 ? fmt::format("  events dropped {} (the history keeps the newest {})",
+                                                query::events_dropped(), query::event_limit())
+                                  : std::string());
   out += fmt::format("time: trace {:.3f} ms  replay {:.3f} ms  compile {:.3f} ms  execute {:.3f} ms{}\n",
                      c.trace_s * 1e3, c.replay_s * 1e3, c.compile_s * 1e3, c.execute_s * 1e3,
                      c.paused_s > 0

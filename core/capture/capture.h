@@ -363,7 +363,7 @@ class Capture {
   std::vector<SymInfo> syms_;
   SymValues sym_now_;
   int pair_entry_ = -1;
-  int recompile_event_ = -1;  // index in the log of the recompile this call emitted
+  int64_t recompile_event_ = -1;  // the number in the log of the recompile this call emitted
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   double paused_at_start_ = 0;  // the log's paused_s when the call began

@@ -105,7 +105,7 @@ void Capture::log_recompile() {
     ev.details = f.hint;
     ev.failures = {f};
     emit(std::move(ev));
-    recompile_event_ = static_cast<int>(CaptureLog::get().events().size()) - 1;
+    recompile_event_ = CaptureLog::get().last_event_number();
     return;
   }
   ev.where = failures_.back().where;
@@ -125,7 +125,7 @@ void Capture::log_recompile() {
   ev.details = lines;
   ev.failures = firsts;
   emit(std::move(ev));
-  recompile_event_ = static_cast<int>(CaptureLog::get().events().size()) - 1;
+  recompile_event_ = CaptureLog::get().last_event_number();
 }
 
 void Capture::retract_recompile() {

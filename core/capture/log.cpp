@@ -45,7 +45,20 @@ double CaptureLog::now() const {
 void CaptureLog::add(Event e) {
   e.time = now();
   events_.push_back(std::move(e));
+  trim();
   if (listener_) listener_(events_.back(), listener_ctx_);
+}
+
+void CaptureLog::trim() {
+  while (limit_ > 0 && events_.size() > limit_) {
+    events_.pop_front();
+    ++dropped_;
+  }
+}
+
+void CaptureLog::set_event_limit(size_t limit) {
+  limit_ = limit;
+  trim();
 }
 
 void CaptureLog::add_coalesced(Event e) {
@@ -91,6 +104,7 @@ GraphRecord* CaptureLog::find_graph(const std::string& id) {
 
 void CaptureLog::reset() {
   events_.clear();
+  dropped_ = 0;
   counters_ = Counters{};
   graphs_.clear();
   by_id_.clear();

@@ -2,6 +2,7 @@
 // The one store that dyn.debug, the REPL and the pictures read; none keeps its own copy.
 #pragma once
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +62,11 @@ struct Counters {
   double paused_s = 0;  // stopped at breakpoints (counted in none of the above)
 };
 
+// The event history: the newest events, oldest first. Bounded (CaptureLog::set_event_limit): a
+// program that keeps recompiling (dyn.compile in a loop) must not grow the log without end.
+using EventList = std::deque<Event>;
+constexpr size_t kDefaultEventLimit = 10000;
+
 class CaptureLog {
  public:
   static CaptureLog& get();
@@ -68,12 +74,24 @@ class CaptureLog {
   void add(Event e);
   // Like add, but a cache hit of the same entry as the last event only bumps its count.
   void add_coalesced(Event e);
-  const std::vector<Event>& events() const { return events_; }
-  // Only for the capture's amendments to an event it emitted (a recompile that made sizes dynamic).
-  Event* mutable_event(int i) { return i >= 0 && i < static_cast<int>(events_.size()) ? &events_[i] : nullptr; }
+  const EventList& events() const { return events_; }
+  // Events are numbered from 0 in the order they happened, dropped ones included: events()[k]
+  // is event number dropped() + k.
+  int64_t dropped() const { return dropped_; }
+  int64_t last_event_number() const { return dropped_ + static_cast<int64_t>(events_.size()) - 1; }
+  // Keeps the newest `limit` events (0: all of them), dropping older ones now and from now on.
+  void set_event_limit(size_t limit);
+  size_t event_limit() const { return limit_; }
+  // Only for the capture's amendments to an event it emitted (a recompile that made sizes
+  // dynamic); nullptr when it was dropped since.
+  Event* mutable_event(int64_t number) {
+    int64_t i = number - dropped_;
+    return i >= 0 && i < static_cast<int64_t>(events_.size()) ? &events_[static_cast<size_t>(i)] : nullptr;
+  }
   // Only for Capture::retract_recompile.
-  void erase_event(int i) {
-    if (i >= 0 && i < static_cast<int>(events_.size())) events_.erase(events_.begin() + i);
+  void erase_event(int64_t number) {
+    int64_t i = number - dropped_;
+    if (i >= 0 && i < static_cast<int64_t>(events_.size())) events_.erase(events_.begin() + i);
   }
   Counters& counters() { return counters_; }
   // Stores a compiled graph once per id; returns the stored record.
@@ -93,7 +111,10 @@ class CaptureLog {
 
  private:
   CaptureLog();
-  std::vector<Event> events_;
+  EventList events_;
+  int64_t dropped_ = 0;
+  size_t limit_ = kDefaultEventLimit;
+  void trim();
   Counters counters_;
   std::vector<std::unique_ptr<GraphRecord>> graphs_;
   std::map<std::string, GraphRecord*> by_id_;

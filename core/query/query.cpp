@@ -6,7 +6,13 @@
 
 namespace dyn::query {
 
-const std::vector<Event>& events() { return CaptureLog::get().events(); }
+const EventList& events() { return CaptureLog::get().events(); }
+
+int64_t events_dropped() { return CaptureLog::get().dropped(); }
+
+size_t event_limit() { return CaptureLog::get().event_limit(); }
+
+void set_event_limit(size_t n) { CaptureLog::get().set_event_limit(n); }
 
 const Counters& counters() { return CaptureLog::get().counters(); }
 

@@ -12,7 +12,12 @@
 
 namespace dyn::query {
 
-const std::vector<Event>& events();
+const EventList& events();
+// How many old events the bounded history dropped since the start or the last reset, and how many
+// it keeps (0: every one).
+int64_t events_dropped();
+size_t event_limit();
+void set_event_limit(size_t n);
 const Counters& counters();
 
 // Every compiled segment, in the order it was compiled.

@@ -21,12 +21,36 @@ def _fn_name(fn):
 
 
 def counters():
-    """Counters and times in seconds: calls, compiles, graph_breaks, graphs, trace_s, compile_s, execute_s, ..."""
+    """Counters and times in seconds: calls, compiles, graph_breaks, graphs, trace_s, compile_s, execute_s, ...
+
+    events_dropped: how many old events the bounded history let go (set_event_limit); the other
+    counters count every event, dropped or not.
+    """
     return _dyn._counters()
 
 
+def set_event_limit(n):
+    """Keep the newest n events in the history (default 10000; 0 keeps every one).
+
+    Older events are dropped from then on; counters still count them, and `dynrepl --events FILE`
+    still writes every one as it happens.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_event_limit(n): n must be an int (how many of the newest events to keep; 0 keeps "
+                        f"every event), got {type(n).__name__}")
+    _dyn._set_event_limit(n)
+
+
+def event_limit():
+    """How many of the newest events the history keeps (0: every one)."""
+    return _dyn._event_limit()
+
+
 def events(kind=None, fn=None):
-    """The event log as dicts (kind, fn, entry, segment, file, line, reason, ...), oldest first."""
+    """The event log as dicts (kind, fn, entry, segment, file, line, reason, ...), oldest first.
+
+    Only the newest event_limit() events are kept; counters()['events_dropped'] says how many went.
+    """
     name = _fn_name(fn)
     return [_event(e) for e in json.loads(_dyn._events())
             if (kind is None or e["kind"] == kind) and (name is None or e["fn"] == name)]

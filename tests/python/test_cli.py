@@ -228,6 +228,96 @@ class TestOptions(CliCase):
         self.assertEqual(rc, 0, err)
 
 
+class TestBoundedEventHistory(CliCase):
+    """The event history keeps the newest N events (issue 15): a program that keeps compiling does
+    not grow the log without end, and :events says when old events went."""
+
+    RECOMPILING = """
+        import dyn
+        def f(x):
+            return x * 2.0
+        for i in range(12):
+            dyn.compile(f, name="f")(dyn.ones(3))   # compiled anew each time: a compile event each
+        c = dyn.debug.counters()
+        ev = dyn.debug.events()
+        print("kept", len(ev), "dropped", c["events_dropped"], "compiles", c["compiles"])
+    """
+
+    def test_the_newest_events_are_kept_and_counted(self):
+        path = self.write("loop.py", self.RECOMPILING)
+        rc, out, err = run(["--event-limit", "5", "-e", ":events", "-e", ":stats", path])
+        self.assertEqual(rc, 0, err)
+        kept, dropped = map(int, out.split("kept ")[1].split()[0:3:2])
+        self.assertEqual(kept, 5)
+        self.assertGreater(dropped, 0)
+        self.assertIn(f"({dropped} older events were dropped: the history keeps the newest 5;", out)
+        self.assertIn(f"events dropped {dropped} (the history keeps the newest 5)", out)
+        # the numbers :events shows count every event, so the kept ones are the last five numbers
+        rows = [line.split()[0] for line in out.splitlines() if line.strip()[:1].isdigit() and " s " not in line]
+        numbers = [int(r) for r in rows if r.isdigit()]
+        self.assertEqual(numbers[-5:], list(range(dropped + 1, dropped + 6)))
+        # without the option nothing this small is dropped
+        rc, out, err = run([path])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("dropped 0", out)
+
+    def test_the_python_api(self):
+        rc, out, err = run(["-c", textwrap.dedent("""
+            import dyn
+            assert dyn.debug.event_limit() == 10000
+            dyn.debug.set_event_limit(3)
+            def f(x):
+                return x + 1.0
+            for i in range(6):
+                dyn.compile(f, name="g")(dyn.ones(2))
+            ev = dyn.debug.events()
+            assert len(ev) == 3, ev
+            dropped = dyn.debug.counters()["events_dropped"]
+            assert dropped > 0
+            assert dyn.debug.counters()["recompiles"] >= 5   # counters count dropped events too
+            dyn.debug.set_event_limit(0)                  # 0 keeps every event from now on
+            for i in range(4):
+                dyn.compile(f, name="g")(dyn.ones(2))
+            assert len(dyn.debug.events()) > 3
+            assert dyn.debug.counters()["events_dropped"] == dropped
+            dyn.debug.reset()
+            assert dyn.debug.counters()["events_dropped"] == 0 and dyn.debug.event_limit() == 0
+            for bad, kind in ((-1, ValueError), ("3", TypeError), (True, TypeError), (2.0, TypeError)):
+                try:
+                    dyn.debug.set_event_limit(bad)
+                except kind as e:
+                    assert "set_event_limit(n)" in str(e), e
+                else:
+                    raise AssertionError(f"set_event_limit({bad!r}) did not raise")
+            print("ok")
+        """)])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "ok")
+
+    def test_a_recompile_dropped_before_its_amendment(self):
+        # A recompile that makes sizes dynamic amends its event after later events were logged;
+        # with a history of one event it is gone by then, and nothing breaks.
+        rc, out, err = run(["--event-limit", "1", "-c", textwrap.dedent("""
+            import dyn
+            @dyn.compile
+            def f(x):
+                return (x * 2.0).sum()
+            for n in (4, 6, 8, 9):
+                assert dyn.equal(f(dyn.ones(n)), (dyn.ones(n) * 2.0).sum())
+            print(len(dyn.debug.events()), dyn.debug.counters()["recompiles"])
+        """)])
+        self.assertEqual(rc, 0, err)
+        kept, recompiles = map(int, out.split())
+        self.assertEqual(kept, 1)
+        self.assertGreaterEqual(recompiles, 1)
+
+    def test_bad_values_are_usage_errors(self):
+        for bad in ("-3", "abc", "", "1.5", "+2", "99999999999999999999999"):
+            rc, out, err = run(["--event-limit", bad, "-c", "pass"])
+            self.assertEqual(rc, 2, f"--event-limit {bad!r}: {err}")
+            self.assertIn("--event-limit takes a whole number of events", err)
+
+
 class TestExitStatusTellsWhatHappened(CliCase):
     RECOMPILES = os.path.join(REPO, "scripts", "examples", "recompiles.py")
 
