@@ -3,6 +3,7 @@
 
 #include "repl/write_file.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -77,15 +78,32 @@ Options parse_options(int argc, char** argv) {
   for (; i < argc; ++i) o.args.push_back(argv[i]);
 
   po::variables_map vm;
-  try {
+  auto parse = [&](const std::vector<std::string>& words) {
     std::vector<const char*> pv = {"dynrepl"};
-    for (const auto& p : prefix) pv.push_back(p.c_str());
+    for (const auto& p : words) pv.push_back(p.c_str());
     po::store(
         po::command_line_parser(static_cast<int>(pv.size()), const_cast<char**>(pv.data())).options(describe()).run(),
         vm);
     po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
+  };
+  try {
+    parse(prefix);
+  } catch (const po::error&) {
+    // Boost fills its messages' %placeholders% until none is left, so an argument that contains
+    // one ('--x%canonical_option%') made what() loop forever (found by tests/fuzz/libfuzzer). The
+    // message is taken from a second parse with every '%' replaced, then put back.
+    constexpr char kPercent = '\x01';
+    std::vector<std::string> safe = prefix;
+    for (std::string& w : safe) std::replace(w.begin(), w.end(), '%', kPercent);
+    vm.clear();
+    try {
+      parse(safe);
+    } catch (const po::error& e) {
+      std::string m = e.what();
+      std::replace(m.begin(), m.end(), kPercent, '%');
+      throw std::invalid_argument(m);
+    }
+    throw std::invalid_argument("the options before the script could not be read; dynrepl --help lists them");
   }
   if (vm.count("exec")) o.exec = vm["exec"].as<std::vector<std::string>>();
   if (vm.count("events")) o.events = vm["events"].as<std::string>();

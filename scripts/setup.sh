@@ -13,6 +13,7 @@ pkgs=("$@"
   libopenblas-dev libgtest-dev
   libsleef-dev  # vector math: the transcendental kernels (core/ops/vmath.cpp)
   libxxhash-dev  # XXH3-128 digests of graph structure: plan-cache keys (core/ir/graph.cpp)
+  clang libclang-rt-14-dev  # libFuzzer targets (tests/fuzz/libfuzzer/run.sh)
   chromium  # the HTML report's test renders it in a real browser, headless
 )
 

@@ -311,6 +311,13 @@ class TestBoundedEventHistory(CliCase):
         self.assertEqual(kept, 1)
         self.assertGreaterEqual(recompiles, 1)
 
+    def test_a_placeholder_in_an_option_is_a_usage_error(self):
+        # Boost's message filling looped forever on these (found by tests/fuzz/libfuzzer)
+        for arg in ("--x%canonical_option%", "--%value%", "--batch=%canonical_option%%"):
+            rc, out, err = run([arg, "-c", "pass"], timeout=20)
+            self.assertEqual(rc, 2, err)
+            self.assertIn(arg.split("=")[0], err)
+
     def test_bad_values_are_usage_errors(self):
         for bad in ("-3", "abc", "", "1.5", "+2", "99999999999999999999999"):
             rc, out, err = run(["--event-limit", bad, "-c", "pass"])
