@@ -91,8 +91,15 @@ Options parse_options(int argc, char** argv) {
   } catch (const po::error&) {
     // Boost fills its messages' %placeholders% until none is left, so an argument that contains
     // one ('--x%canonical_option%') made what() loop forever (found by tests/fuzz/libfuzzer). The
-    // message is taken from a second parse with every '%' replaced, then put back.
-    constexpr char kPercent = '\x01';
+    // message is taken from a second parse with every '%' replaced by a byte no argument has, then
+    // put back.
+    std::string all;
+    for (const std::string& w : prefix) all += w;
+    char kPercent = 0;
+    for (int b = 1; b < 256 && !kPercent; ++b)
+      if (b != '%' && all.find(static_cast<char>(b)) == std::string::npos) kPercent = static_cast<char>(b);
+    if (!kPercent)
+      throw std::invalid_argument("the options before the script could not be read; dynrepl --help lists them");
     std::vector<std::string> safe = prefix;
     for (std::string& w : safe) std::replace(w.begin(), w.end(), '%', kPercent);
     vm.clear();

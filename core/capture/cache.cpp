@@ -22,19 +22,29 @@ std::string Observation::str() const {
 }
 
 namespace {
-std::unordered_map<std::string, std::shared_ptr<Plan>>& plans() {
-  static std::unordered_map<std::string, std::shared_ptr<Plan>> p;
+// Weak: a plan lives as long as a cached segment or a logged graph runs or shows it, so the
+// memory kept stays proportional to the cached graphs, not to every structure ever compiled.
+std::unordered_map<std::string, std::weak_ptr<Plan>>& plans() {
+  static std::unordered_map<std::string, std::weak_ptr<Plan>> p;
   return p;
 }
+size_t g_sweep_at = 64;  // forget expired keys when the table has grown this large
 }  // namespace
 
 std::shared_ptr<Plan> cached_plan(const std::string& key, const Graph& g, bool* compiled) {
   auto& p = plans();
-  auto it = p.find(key);
-  *compiled = it == p.end();
-  if (!*compiled) return it->second;
+  if (auto it = p.find(key); it != p.end())
+    if (std::shared_ptr<Plan> plan = it->second.lock()) {
+      *compiled = false;
+      return plan;
+    }
+  *compiled = true;
   auto plan = compile_plan(g);
-  p.emplace(key, plan);
+  p[key] = plan;
+  if (p.size() >= g_sweep_at) {
+    std::erase_if(p, [](const auto& kv) { return kv.second.expired(); });
+    g_sweep_at = std::max<size_t>(64, 2 * p.size());
+  }
   return plan;
 }
 

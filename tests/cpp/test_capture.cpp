@@ -286,3 +286,33 @@ TEST(CompactGraphs, RecordingSharesEqualAttributes) {
   Capture::end();
   EXPECT_TRUE(y.defined());
 }
+
+TEST(CompactGraphs, PlansLiveAsLongAsAGraphUsesThem) {
+  // The plan cache shares a plan between graphs of one structure while one of them holds it, and
+  // keeps nothing once none does: memory follows the cached graphs, not every structure ever seen.
+  Graph g;
+  Tensor x = ops::full(Dims{4}, Scalar::from_int(1), DType::Float32);
+  int in = g.add_input(x, InputKind::Argument, "x");
+  Node n;
+  n.op = OpId::neg;
+  n.inputs = {in};
+  Value v;
+  v.shape = Dims{4};
+  v.strides = Dims{1};
+  v.producer = 0;
+  g.values.push_back(v);
+  n.outputs = {1};
+  g.nodes.push_back(n);
+  g.outputs = {1};
+  const std::string key = structure_key(g) + "|test-plan-lifetime";
+  bool compiled = false;
+  std::shared_ptr<Plan> held = cached_plan(key, g, &compiled);
+  EXPECT_TRUE(compiled);
+  EXPECT_EQ(cached_plan(key, g, &compiled), held);
+  EXPECT_FALSE(compiled);  // shared while held
+  std::weak_ptr<Plan> was = held;
+  held.reset();
+  EXPECT_TRUE(was.expired());  // the cache did not keep it
+  std::shared_ptr<Plan> again = cached_plan(key, g, &compiled);
+  EXPECT_TRUE(compiled);
+}
