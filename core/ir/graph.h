@@ -5,15 +5,15 @@
 // value's shape and strides and a node's source stack are interned pointers, a node's attributes
 // are shared with the other nodes of its call that have the same ones, operand lists hold up to
 // four ids inline, and what only graph inputs and dynamic graphs need sits behind one pointer.
-// Nodes and values live in chunked storage (deque), so a growing trace never copies itself.
+// Nodes and values live in chunked storage (chunked.h), so a growing trace never copies itself.
 #pragma once
 #include <cstring>
-#include <deque>
 #include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/ir/chunked.h"
 #include "core/ir/source.h"
 #include "core/ir/symbolic.h"
 #include "core/ops/registry.h"
@@ -248,11 +248,11 @@ struct ScalarInput {
 };
 
 struct Graph {
-  std::deque<Value> values;
-  std::deque<Node> nodes;
+  Chunked<Value> values;
+  Chunked<Node> nodes;
   std::vector<int> inputs;   // value ids, in order of first use
   std::vector<int> outputs;  // value ids the rest of the program still sees
-  std::deque<ScalarInput> scalar_inputs;
+  Chunked<ScalarInput> scalar_inputs;
   bool dynamic = false;  // some size or int follows a symbol: replay checks and binds them
 
   int add_input(const Tensor& t, InputKind kind, std::string name);

@@ -316,3 +316,35 @@ TEST(CompactGraphs, PlansLiveAsLongAsAGraphUsesThem) {
   std::shared_ptr<Plan> again = cached_plan(key, g, &compiled);
   EXPECT_TRUE(compiled);
 }
+
+TEST(CompactGraphs, ChunkedStorageIndexesCopiesAndNeverMoves) {
+  Chunked<std::string> c;
+  std::vector<const std::string*> where;
+  for (int i = 0; i < 1000; ++i) {  // across the growing chunks (16, 32, 64, 128) and fixed ones
+    c.push_back("v" + std::to_string(i));
+    where.push_back(&c.back());
+  }
+  ASSERT_EQ(c.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(c[static_cast<size_t>(i)], "v" + std::to_string(i));
+    ASSERT_EQ(&c[static_cast<size_t>(i)], where[static_cast<size_t>(i)]) << "element " << i << " moved";
+  }
+  int k = 0;
+  for (const std::string& s : c) ASSERT_EQ(s, "v" + std::to_string(k++));
+  EXPECT_EQ(k, 1000);
+  Chunked<std::string> copy = c, prefix;
+  prefix.assign(c.begin(), c.begin() + 300);
+  EXPECT_EQ(copy[999], "v999");
+  EXPECT_EQ(prefix.size(), 300u);
+  EXPECT_EQ(prefix.back(), "v299");
+  EXPECT_EQ(c.end() - c.begin(), 1000);
+  Chunked<std::string> moved = std::move(copy);
+  EXPECT_EQ(moved[500], "v500");
+  EXPECT_TRUE(copy.empty());  // NOLINT: a moved-from container is empty and usable
+  copy.push_back("again");
+  EXPECT_EQ(copy[0], "again");
+  c.clear();
+  EXPECT_TRUE(c.empty());
+  c.push_back("x");
+  EXPECT_EQ(c.front(), "x");
+}
