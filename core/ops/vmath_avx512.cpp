@@ -31,6 +31,7 @@ struct Avx512 {
   }
   using M = __mmask16;
   static M less(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static bool any(M m) { return m != 0; }
   static F select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
 };
 
@@ -42,6 +43,7 @@ void map_own(const float* in, float* out, int64_t n) {
 }  // namespace
 
 void map_avx512(Fn f, const float* in, float* out, int64_t n) {
+  if (f == Fn::exp) return map_own<FloatMath<Avx512>::exp>(in, out, n);
   if (f == Fn::tanh) return map_own<FloatMath<Avx512>::tanh>(in, out, n);
   if (f == Fn::erf) return map_own<FloatMath<Avx512>::erf>(in, out, n);
   F16 fn = float_fn(f);

@@ -1,5 +1,7 @@
-// The float32 tanh and erf of vmath, written once over a vector type V (V = AVX2 or AVX-512
-// traits, see vmath.cpp and vmath_avx512.cpp; private to vmath*.cpp). SLEEF's float erf carries
+// The float32 exp, tanh and erf of vmath, written once over a vector type V (V = AVX2 or AVX-512
+// traits, see vmath.cpp and vmath_avx512.cpp; private to vmath*.cpp). exp is within 0.78 ULP
+// (SLEEF's bound is 1.0) with about a sixth fewer instructions than SLEEF's: softmax, sigmoid
+// and silu spend most of their time in it. SLEEF's float erf carries
 // double-float arithmetic for its bound and costs 2.3 ns an element (in cache, AVX-512): a tenth
 // of an MLP with GELU; ours costs 0.6. SLEEF's float tanh is at 3.5 ULP; ours is a tenth faster
 // (0.45 ns against 0.51) and within 1.6. These use one polynomial near 0 and exp elsewhere, all
@@ -28,6 +30,14 @@
   static F max(F a, F b) { return pfx##_max_ps(a, b); }                                                             \
   static F pow2(F n) {                                                                                              \
     return pfx##_cast##si##_ps(pfx##_slli_epi32(pfx##_add_epi32(pfx##_cvtps_epi32(n), pfx##_set1_epi32(127)), 23)); \
+  }                                                                                                                 \
+  /* 2^n = *lo * *hi for an integral n in [-252, 254], each factor a normal float */                                \
+  static void pow2_halves(F n, F* lo, F* hi) {                                                                      \
+    auto k = pfx##_cvtps_epi32(n);                                                                                  \
+    auto h = pfx##_srai_epi32(k, 1);                                                                                \
+    auto bias = pfx##_set1_epi32(127);                                                                              \
+    *lo = pfx##_cast##si##_ps(pfx##_slli_epi32(pfx##_add_epi32(h, bias), 23));                                      \
+    *hi = pfx##_cast##si##_ps(pfx##_slli_epi32(pfx##_add_epi32(pfx##_sub_epi32(k, h), bias), 23));                  \
   }
 
 namespace dyn::vmath::detail {
@@ -56,6 +66,33 @@ struct FloatMath {
                                8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
     F p = V::fma(horner(r, kP), V::mul(r, r), r);
     return V::mul(V::add(p, V::set(1.0f)), V::pow2(n));
+  }
+
+  // exp(x) over every float: the reduction and polynomial of exp_nonpositive, and 2^n applied as
+  // two normal factors, so that results past FLT_MAX become inf and subnormal results are
+  // rounded once (by the second product; the first is exact). x is clamped to [-104, 89], past
+  // which exp is 0 or inf; NaN passes the clamps (min and max return their second operand).
+  static F exp(F x) {
+    F y = V::min(V::set(89.0f), V::max(V::set(-104.0f), x));
+    F n = V::round(V::mul(y, V::set(1.44269504088896341f)));
+    F r1 = V::fma(n, V::set(-0.693359375f), y);  // exact: n * ln2_hi has 17 bits
+    F lo2 = V::set(2.12194440e-4f);
+    F r = V::fma(n, lo2, r1);
+    F d = V::fma(n, lo2, V::sub(r1, r));  // r's rounding error: r + d is x - n ln2
+    // exp(r + d) = 1 + r + (r^2 P(r) + d), up to d r: with 1 + r kept as the exact pair s + sl
+    // (Fast2Sum), the last add is the only rounding of the result's size. Evaluated as
+    // 1 + fma(r^2, P, r), the bound was 1.01 ULP; this way it is 0.78 (worst 0.772).
+    F s = V::add(V::set(1.0f), r);
+    F sl = V::sub(r, V::sub(s, V::set(1.0f)));
+    static const float kP[] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                               8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+    F p = V::add(s, V::fma(horner(r, kP), V::mul(r, r), V::add(sl, d)));
+    // Where every lane's 2^n is a normal float, one exact product; the two-factor form gives the
+    // same bits there and is kept for the vectors that need it.
+    if (!V::any(V::less(n, V::set(-126.0f))) && !V::any(V::less(V::set(127.0f), n))) return V::mul(p, V::pow2(n));
+    F lo, hi;
+    V::pow2_halves(n, &lo, &hi);
+    return V::mul(V::mul(p, lo), hi);
   }
 
   static F tanh(F x) {

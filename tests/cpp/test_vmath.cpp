@@ -1,4 +1,4 @@
-// vmath's own float32 tanh and erf (core/ops/vmath_float.h): their error bound against the double
+// vmath's own float32 exp, tanh and erf (core/ops/vmath_float.h): their error bound against the double
 // C library over a sweep of every float32 magnitude (all of them with DYN_VMATH_EXHAUSTIVE=1),
 // the same bits from the AVX2 and AVX-512 code, odd symmetry and the special values.
 #include <gtest/gtest.h>
@@ -46,7 +46,8 @@ struct Sweep {
 };
 
 // Every `stride`-th positive finite float (and its negative), in chunks through both instruction sets.
-Sweep sweep(Fn f, double (*truth)(double), uint32_t stride) {
+// An odd function's negatives must be the negated results; another's are measured like the rest.
+Sweep sweep(Fn f, double (*truth)(double), uint32_t stride, bool odd = true) {
   Sweep s;
   const bool avx512 = __builtin_cpu_supports("avx512f");
   std::vector<float> in, out2, out512, neg, outneg;
@@ -60,11 +61,21 @@ Sweep sweep(Fn f, double (*truth)(double), uint32_t stride) {
     if (avx512) dyn::vmath::detail::map_avx512(f, in.data(), out512.data(), n);
     for (size_t i = 0; i < in.size(); ++i) neg[i] = -in[i];
     dyn::vmath::detail::map_avx2(f, neg.data(), outneg.data(), n);
+    auto measure = [&](float x, float got) {
+      double e = ulps(got, truth(static_cast<double>(x)));
+      if (e > s.worst) s.worst = e, s.worst_at = x;
+    };
     for (size_t i = 0; i < in.size(); ++i) {
-      double e = ulps(out2[i], truth(static_cast<double>(in[i])));
-      if (e > s.worst) s.worst = e, s.worst_at = in[i];
+      measure(in[i], out2[i]);
       if (avx512 && float_to_bits(out2[i]) != float_to_bits(out512[i])) ++s.isa_diffs;
-      EXPECT_EQ(float_to_bits(outneg[i]), float_to_bits(-out2[i])) << "not odd at " << in[i];
+      if (odd)
+        EXPECT_EQ(float_to_bits(outneg[i]), float_to_bits(-out2[i])) << "not odd at " << in[i];
+      else
+        measure(neg[i], outneg[i]);
+    }
+    if (!odd && avx512) {
+      dyn::vmath::detail::map_avx512(f, neg.data(), out512.data(), n);
+      for (size_t i = 0; i < in.size(); ++i) s.isa_diffs += float_to_bits(outneg[i]) != float_to_bits(out512[i]);
     }
     s.checked += n;
   }
@@ -95,6 +106,31 @@ TEST(VmathFloat, ErfWithinTwoUlpEverywhere) {
       Fn::erf, [](double x) { return std::erf(x); }, stride());
   EXPECT_LE(s.worst, 2.0) << "worst at " << s.worst_at << " over " << s.checked;
   EXPECT_EQ(s.isa_diffs, 0);
+}
+
+TEST(VmathFloat, ExpWithinOneUlpEverywhere) {
+  Sweep s = sweep(
+      Fn::exp, [](double x) { return std::exp(x); }, stride(), /*odd=*/false);
+  EXPECT_LE(s.worst, 1.0) << "worst at " << s.worst_at << " over " << s.checked;
+  EXPECT_EQ(s.isa_diffs, 0);
+}
+
+TEST(VmathFloat, ExpSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(avx2_one(Fn::exp, inf), inf);
+  EXPECT_EQ(float_to_bits(avx2_one(Fn::exp, -inf)), 0u);
+  EXPECT_TRUE(std::isnan(avx2_one(Fn::exp, nan)));
+  EXPECT_EQ(avx2_one(Fn::exp, 0.0f), 1.0f);
+  EXPECT_EQ(avx2_one(Fn::exp, -0.0f), 1.0f);
+  // Near the largest finite result (ln FLT_MAX = 88.7228391...) and in the subnormal results
+  // (exp(-100) = 3.7e-44 is 26.6 times the smallest subnormal), rounded once.
+  for (float x : {88.72283f, 88.0f, -87.3f, -100.0f, -103.9f}) {
+    float got = avx2_one(Fn::exp, x);
+    EXPECT_TRUE(std::isfinite(got)) << x;
+    EXPECT_LE(ulps(got, std::exp(static_cast<double>(x))), 1.0) << x;
+  }
+  EXPECT_EQ(avx2_one(Fn::exp, 88.7229f), inf);
+  EXPECT_EQ(float_to_bits(avx2_one(Fn::exp, -110.0f)), 0u);
 }
 
 TEST(VmathFloat, SpecialValues) {
