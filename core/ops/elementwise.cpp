@@ -30,6 +30,13 @@ void run_fill(const Tensor& out, F f) {
   const Tensor* ops[1] = {&out};
   LoopPlan<1> plan(ops);
   plan.run([&](char** p, const int64_t* s, int64_t n) {
+    // Contiguous: a loop the compiler vectorizes. The per-element copy took 5% of a training step
+    // (the zeros of select and index backward).
+    if (s[0] == sizeof(To)) {
+      To* o = reinterpret_cast<To*>(p[0]);
+      for (int64_t i = 0; i < n; ++i) o[i] = f();
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       To v = f();
       std::memcpy(p[0] + i * s[0], &v, sizeof(To));

@@ -495,11 +495,15 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
         double mean = lane_sum(row, r) / static_cast<double>(r);
         double var = lane_sum_impl<true>(row, r, mean) / static_cast<double>(r);
         T m = static_cast<T>(mean), rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
-        for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
-        if (wp)
-          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] * wp[k];
-        if (bp)
-          for (int64_t k = 0; k < r; ++k) orow[k] = orow[k] + bp[k];
+        // One pass, each element rounded step by step as ((x - m) * rstd) * w + b.
+        if (wp && bp)
+          for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd * wp[k] + bp[k];
+        else if (wp)
+          for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd * wp[k];
+        else if (bp)
+          for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd + bp[k];
+        else
+          for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
       });
     }
   });
