@@ -315,6 +315,13 @@ class Capture {
   int segment_index_ = 0;
   // live lazy tensors, each with its value id (in seg_ while recording, in the cached segment while replaying)
   LazyList lazies_;
+  // The output list replay_op fills, kept between ops so that a replayed op allocates none (taken
+  // while in use: a nested record finds it empty and makes its own).
+  std::vector<Tensor> spare_out_;
+  // The failure record replay_op's checks fill, reused: check_node writes it only when a check
+  // fails (then it is moved out and reset), and making its nine strings for every replayed op
+  // cost a twentieth of the op.
+  GuardFailure scratch_failure_;
   std::unordered_map<TensorImpl*, int> inputs_;  // external tensors of this segment -> input value id
   std::unordered_map<TensorImpl*, std::pair<InputKind, std::string>> names_;
   SourceNamer* namer_ = nullptr;

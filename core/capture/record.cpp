@@ -207,8 +207,15 @@ Tensor Capture::record(OpId op, std::span<const Tensor> in, const Attrs& a) {
     return run_op(op, in, a);
   }
   check_record(op, in, a, nullptr);
-  std::vector<Tensor> out;
-  if (replaying() && replay_op(op, in, a, nullptr, &out)) return out[0];
+  if (replaying()) {
+    std::vector<Tensor> out = std::move(spare_out_);
+    out.clear();
+    bool hit = replay_op(op, in, a, nullptr, &out);
+    Tensor r = hit ? std::move(out[0]) : Tensor();
+    out.clear();
+    spare_out_ = std::move(out);
+    if (hit) return r;
+  }
   OutMeta m;
   d.infer(in, a, &m);
   return record_node(op, in, a, &m, nullptr)[0];

@@ -221,11 +221,12 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
       break;
     }
   for (size_t i = 0; i < candidates_.size();) {
-    GuardFailure f;
-    if (check_node(candidates_[i], op, in, a, self, inferred ? metas : nullptr, &f))
+    if (check_node(candidates_[i], op, in, a, self, inferred ? metas : nullptr, &scratch_failure_)) {
       ++i;
-    else
-      drop_candidate(i, std::move(f));
+    } else {
+      drop_candidate(i, std::move(scratch_failure_));
+      scratch_failure_ = GuardFailure{};
+    }
   }
   if (candidates_.empty()) {
     // The call records from here: name the constants that failed at this op, whose numbers the
