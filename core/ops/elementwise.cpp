@@ -1,4 +1,6 @@
 // Elementwise ops: creation, unary, binary, where, clamp and cast — inference and kernels.
+#include <immintrin.h>
+
 #include <cmath>
 #include <optional>
 
@@ -485,6 +487,12 @@ void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
 }  // namespace
 
 namespace block {
+
+void stream_copy(const void* src, void* dst, int64_t bytes) {
+  const auto* s = static_cast<const float*>(src);
+  auto* d = static_cast<float*>(dst);
+  for (int64_t k = 0; k < bytes / 4; k += 8) _mm256_stream_ps(d + k, _mm256_loadu_ps(s + k));
+}
 
 UnaryFn unary_fn(OpId op, DType t) {
   if (t != DType::Float32 && t != DType::Float64) return nullptr;

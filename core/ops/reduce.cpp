@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.h"
+#include "core/ops/blocks.h"
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
 #include "core/ops/run.h"
@@ -128,6 +130,27 @@ void for_rows(int64_t rows, int64_t r, F f) {
   int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(r, 1));
   parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+// Whether a row kernel streams its output (block::kStreamBytes): large, rows of whole 32-byte
+// vectors from an aligned start, and short enough for a scratch row that stays in L1 or L2.
+template <typename T>
+bool stream_rows(const T* out, int64_t rows, int64_t r) {
+  const auto row_bytes = r * static_cast<int64_t>(sizeof(T));
+  return rows * row_bytes >= block::kStreamBytes && row_bytes % 32 == 0 && row_bytes <= (int64_t{64} << 10) &&
+         reinterpret_cast<uintptr_t>(out) % 32 == 0;
+}
+
+// for_rows with a scratch row per chunk of rows when `scratch` (else f gets null): a streaming
+// row kernel computes a row there, where its passes hit the cache, and then streams it out.
+template <typename T, typename F>
+void for_rows_scratch(int64_t rows, int64_t r, bool scratch, F f) {
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(r, 1));
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    std::unique_ptr<T[]> buf(scratch ? new T[static_cast<size_t>(r)] : nullptr);
+    for (int64_t i = b; i < e; ++i) f(i, buf.get());
+    if (scratch) _mm_sfence();  // this chunk's streamed rows are visible when the op ends
   });
 }
 
@@ -410,10 +433,10 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = x.data<T>();
       T* o = dst.data<T>();
-      for_rows(rows, r, [&](int64_t i) {
+      for_rows_scratch<T>(rows, r, direct && stream_rows(o, rows, r), [&](int64_t i, T* scratch) {
         const T* row = p + i * r;
         T* orow = o + i * r;
-        T* e = orow;  // the output row holds exp(x - max) until it is scaled
+        T* e = scratch ? scratch : orow;  // holds exp(x - max) until it is scaled
         T mx = row_max(row, r);
         // e = exp(x - max) through vmath; summed in double in 8 fixed lanes, so the order of
         // additions depends only on the row length.
@@ -429,6 +452,7 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
           T ls = formula::log(static_cast<T>(s));
           for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx - ls;
         }
+        if (scratch) block::stream_copy(e, orow, r * static_cast<int64_t>(sizeof(T)));
       });
     }
   });
@@ -488,9 +512,9 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
       const T* wp = w.defined() ? w.data<T>() : nullptr;
       const T* bp = b.defined() ? b.data<T>() : nullptr;
       T* o = out[0].data<T>();
-      for_rows(rows, r, [&](int64_t i) {
+      for_rows_scratch<T>(rows, r, stream_rows(o, rows, r), [&](int64_t i, T* scratch) {
         const T* row = p + i * r;
-        T* orow = o + i * r;
+        T* orow = scratch ? scratch : o + i * r;
         // Moments in double, in fixed lanes: the mean, then the mean of squared deviations.
         double mean = lane_sum(row, r) / static_cast<double>(r);
         double var = lane_sum_impl<true>(row, r, mean) / static_cast<double>(r);
@@ -504,6 +528,7 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
           for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd + bp[k];
         else
           for (int64_t k = 0; k < r; ++k) orow[k] = (row[k] - m) * rstd;
+        if (scratch) block::stream_copy(orow, o + i * r, r * static_cast<int64_t>(sizeof(T)));
       });
     }
   });

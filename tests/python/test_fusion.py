@@ -162,6 +162,45 @@ class TestFusedEqualsEager(unittest.TestCase):
         assert_same(self, outs[0], outs[1], "1 vs 2 threads")
 
 
+class TestRowKernelsStreamTheirOutput(unittest.TestCase):
+    """softmax, log_softmax and layer_norm write outputs of 16 MiB and more with streaming stores
+    from a scratch row: each row must have the bits it has when the op runs on fewer rows (below
+    the threshold, written in place), at one and two threads, eagerly and compiled."""
+
+    def setUp(self):
+        self.threads = dyn.get_num_threads()
+
+    def tearDown(self):
+        dyn.set_num_threads(self.threads)
+
+    def check(self, name, fn, x, dim=0):
+        half = x.shape[dim] // 2  # halves along a dim the op does not reduce: 8 MiB each, not streamed
+        parts = [fn(x.narrow(dim, 0, half)), fn(x.narrow(dim, half, x.shape[dim] - half))]
+        for threads in (1, 2):
+            dyn.set_num_threads(threads)
+            whole = fn(x)
+            assert_same(self, dyn.cat(parts, dim=dim), whole, f"{name}, {threads} threads: streamed vs not")
+            assert_same(self, whole, dyn.compile(fn, name=f"{name}_{threads}")(x), f"{name} compiled")
+
+    def test_softmax_and_log_softmax(self):
+        x = fl((4096, 1024), 50)  # 16 MiB of float32
+        self.check("softmax", lambda t: dyn.softmax(t, dim=-1), x)
+        self.check("log_softmax", lambda t: dyn.log_softmax(t, dim=1), x)
+        self.check("softmax_f64", lambda t: dyn.softmax(t, dim=-1), fl((4096, 512), 51, dyn.float64))
+
+    def test_layer_norm_with_and_without_affine(self):
+        x, w, b = fl((4096, 1024), 52), fl((1024,), 53), fl((1024,), 54)
+        ln = dyn.nn.functional.layer_norm
+        self.check("layer_norm", lambda t: ln(t, (1024,), w, b), x)
+        self.check("layer_norm_w", lambda t: ln(t, (1024,), w), x)
+        self.check("layer_norm_plain", lambda t: ln(t, (1024,)), x)
+
+    def test_rows_that_cannot_stream_are_written_in_place(self):
+        # rows not a whole number of 32-byte vectors, and a softmax over a leading dim
+        self.check("softmax_1001", lambda t: dyn.softmax(t, dim=-1), fl((4200, 1001), 55))
+        self.check("softmax_dim0", lambda t: dyn.softmax(t, dim=0), fl((4096, 1024), 56), dim=1)
+
+
 def optimizer_like(p, m, g):
     # an update in place into its inputs' buffers, as optimizers do
     m.mul_(0.9).add_(g * 0.1)

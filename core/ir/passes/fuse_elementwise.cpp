@@ -338,15 +338,6 @@ struct Reader {
   }
 };
 
-// dst[0..n) = src[0..n) with non-temporal stores; dst 32-byte aligned, n * sizeof(T) a multiple of 32.
-template <typename T>
-void stream_block(const T* src, T* dst, int64_t n) {
-  const float* s = reinterpret_cast<const float*>(src);
-  float* d = reinterpret_cast<float*>(dst);
-  int64_t floats = n * static_cast<int64_t>(sizeof(T) / sizeof(float));
-  for (int64_t k = 0; k < floats; k += 8) _mm256_stream_ps(d + k, _mm256_loadu_ps(s + k));
-}
-
 bool overlap(const Storage* a, const Storage* b) {
   if (a == b) return true;
   auto lo = [](const Storage* s) { return reinterpret_cast<uintptr_t>(s->data()); };
@@ -415,9 +406,7 @@ bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots
   const int64_t bs = std::min<int64_t>(block::kBlock, std::max<int64_t>(numel, 1));
   const size_t value_regs = f.inputs.size(), const_regs = value_regs + static_cast<size_t>(f.regs);
   const size_t regs = const_regs + consts.size();
-  // Outputs far larger than the caches are written with streaming stores: their lines are then
-  // not read from memory before being overwritten (a fifth of a 2^24 chain's traffic).
-  const bool stream_outputs = !f.outputs.empty() && numel * static_cast<int64_t>(sizeof(T)) >= (int64_t{16} << 20);
+  const bool stream_outputs = !f.outputs.empty() && numel * static_cast<int64_t>(sizeof(T)) >= block::kStreamBytes;
   parallel_for(0, numel, kElementwiseGrain, [&](int64_t begin, int64_t end) {
     std::unique_ptr<T[]> scratch(new T[regs * static_cast<size_t>(bs)]);  // uninitialized: written before read
     auto reg = [&](size_t r) { return scratch.get() + r * static_cast<size_t>(bs); };
@@ -453,7 +442,7 @@ bool run_typed(const FusedLoop& f, const Dims& shape, std::vector<Tensor>& slots
           ins.unary(src(ins.a, 0), dst, m);
         else
           ins.binary(src(ins.a, 0), src(ins.b, 1), dst, m);
-        if (stream) stream_block(dst, out_ptr[ins.output] + b, m);
+        if (stream) block::stream_copy(dst, out_ptr[ins.output] + b, m * static_cast<int64_t>(sizeof(T)));
         val[i] = dst;
       }
     }
