@@ -13,9 +13,11 @@ namespace dyn {
 
 namespace {
 // The tensor a leaf's .grad becomes: its own memory (not shared with another leaf's gradient or
-// anything else), laid out like the leaf, as PyTorch does.
+// anything else), laid out like the leaf, as PyTorch does. g is the caller's only handle. A lazy
+// gradient (in a compile region) has no storage whose users could be counted, so a view made of
+// its value elsewhere would go unseen: it is always copied.
 Tensor own_grad(const Tensor& g, const Tensor& leaf) {
-  bool shared = g.impl()->refs_.load() > 2 || (g.storage() && g.storage()->use_count() > 1);
+  bool shared = g.impl()->refs_.load() > 1 || g.impl()->lazy() || (g.storage() && g.storage()->use_count() > 1);
   // (a gradient can arrive as a broadcast view: sum's and mean's are expanded, not copied)
   if (!shared && g.strides() == leaf.strides()) return g;
   // Order dims like the leaf's memory (outermost first), copy, and permute back.
@@ -72,10 +74,13 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     std::vector<Tensor> gout = std::move(grads[n]);
     grads.erase(n);
     if (n->accumulates) {
-      const Tensor& g = gout.empty() ? Tensor() : gout[0];
+      // Moved, not copied: own_grad counts the handles to g to know whether it may keep it (a copy
+      // here made every gradient look shared, so each was cloned).
+      Tensor g = gout.empty() ? Tensor() : std::move(gout[0]);
+      gout.clear();
       if (g.defined() && n->leaf) {  // a leaf that no longer exists needs no gradient
         Tensor leaf = Tensor::borrow(n->leaf);
-        Tensor gg = g.dtype() == leaf.dtype() ? g : ops::to_dtype(g, leaf.dtype());
+        Tensor gg = g.dtype() == leaf.dtype() ? std::move(g) : ops::to_dtype(g, leaf.dtype());
         const Tensor& old = grad_of(leaf);
         set_grad(leaf, old.defined() ? ops::binary(OpId::add, old, gg) : own_grad(gg, leaf));
       }

@@ -33,6 +33,31 @@ class TestLeavesAndAccumulation(unittest.TestCase):
         self.assertFalse((c * 2.0).requires_grad)
         self.assertTrue((c * x).requires_grad)  # one input that requires grad is enough
 
+    def test_each_leaf_owns_its_gradient(self):
+        # A gradient is kept as the leaf's .grad without a copy only when nothing else holds it:
+        # leaves handed the same gradient (a + b), or a view of it (a + c.reshape), get their own
+        # memory, eagerly and compiled; an in-place change of one .grad leaves the others alone.
+        w = dyn.arange(6.0)
+
+        def step(a, b, c):
+            ((a + b + c.reshape(6)) * w).sum().backward()  # the product makes a dense gradient
+
+        for mode in ("eager", "compiled"):
+            with self.subTest(mode=mode):
+                a, b = dyn.ones(6, requires_grad=True), dyn.ones(6, requires_grad=True)
+                c = dyn.ones(2, 3, requires_grad=True)
+                (dyn.compile(step, name="owns") if mode == "compiled" else step)(a, b, c)
+                want = w.tolist()
+                a.grad.mul_(5.0)
+                self.assertEqual(b.grad.tolist(), want)
+                self.assertEqual(c.grad.reshape(6).tolist(), want)
+                b.grad.add_(1.0)
+                self.assertEqual(a.grad.tolist(), [5.0 * v for v in want])
+                self.assertEqual(c.grad.reshape(6).tolist(), want)
+                c.grad.zero_()
+                self.assertEqual(a.grad.tolist(), [5.0 * v for v in want])
+                self.assertEqual(b.grad.tolist(), [v + 1.0 for v in want])
+
     def test_creation_with_requires_grad(self):
         for t in (dyn.randn(2, 3, dtype=F64, requires_grad=True), dyn.zeros(2, requires_grad=True),
                   dyn.ones(2, 2, requires_grad=True), dyn.tensor(2.0, requires_grad=True)):
