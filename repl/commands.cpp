@@ -331,7 +331,7 @@ const std::vector<Command>& commands() {
        "file:line and source text; in a dynamic graph, sizes are symbols (f32[s0, 16]) and a node's size arguments "
        "show the forms they follow ({end=s0}). -v adds the callers of each node's line and the plan the graph runs as: "
        "what each "
-       "pass did and its steps (kernel, view, in_place, fused, free).",
+       "pass did and its steps (kernel, view, in_place, fused, move, free).",
        CompleteWith::Graphs, cmd_graph},
       {"breaks", "[FN]", "every graph break: where, what Python asked for, why, a hint",
        "For each graph break: the function and cache entry, file:line with the source text, what Python asked for "

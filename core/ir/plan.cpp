@@ -47,6 +47,10 @@ std::shared_ptr<Plan> compile_plan(const Graph& g) {
   plan->passes.push_back(fmt::format(
       "plan_buffers: {} free steps",
       std::count_if(plan->steps.begin(), plan->steps.end(), [](const Step& s) { return s.kind == StepKind::Free; })));
+  int moves = move_dying_copies(g, plan.get());
+  if (moves)
+    plan->passes.push_back(
+        fmt::format("move_dying_copies: {} cop{} may take their operand's buffer", moves, moves == 1 ? "y" : "ies"));
   return plan;
 }
 
@@ -59,7 +63,7 @@ size_t Plan::node_steps() const {
 std::string print_plan(const Graph& g, const Plan& plan) {
   std::string out;
   for (const std::string& p : plan.passes) out += "# " + p + "\n";
-  static const char* kinds[] = {"kernel", "view", "in_place", "free", "fused"};
+  static const char* kinds[] = {"kernel", "view", "in_place", "free", "fused", "move"};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     std::string what;
@@ -151,6 +155,20 @@ void run_node(const Graph& g, int k, const std::vector<int>* remap, std::vector<
 }  // namespace
 
 namespace {
+// A Move step: the copy's operand dies here, so its buffer becomes the result if nothing but this
+// slot holds the tensor or its storage (eager mode's view of the same memory would otherwise
+// change with it) and it is laid out as a fresh contiguous result would be.
+bool take_buffer(const Graph& g, int k, const std::vector<int>& remap, std::vector<Tensor>& slots) {
+  const Node& n = g.nodes[k];
+  Tensor& src = slots[remap[n.inputs[0]]];
+  if (!src.defined() || !src.storage() || src.impl()->refs_.load() != 1 || src.storage()->use_count() != 1)
+    return false;
+  if (src.offset() != 0 || !src.is_contiguous() || src.dtype() != g.values[n.outputs[0]].dtype) return false;
+  if (src.storage()->nbytes() != static_cast<size_t>(src.numel()) * itemsize(src.dtype())) return false;
+  slots[n.outputs[0]] = std::move(src);
+  return true;
+}
+
 // Where the failing node was recorded, appended to its error: the graph runs at a later line
 // (the next sync), so Python's traceback alone would point there.
 [[noreturn]] void rethrow_at(const Graph& g, int k, const Error& e) {
@@ -187,6 +205,8 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
             k = node;
             run_node(g, k, &plan->remap, slots, r);
           }
+      } else if (plan && plan->steps[i].kind == StepKind::Move && take_buffer(g, k, plan->remap, slots)) {
+        continue;
       } else {
         run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
       }

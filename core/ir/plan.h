@@ -16,6 +16,7 @@ enum class StepKind : uint8_t {
   InPlace,  // node writes into its target's buffer
   Free,     // drop the buffers of `values`: nothing after reads them
   Fused,    // run `fused`: several elementwise nodes in one pass over memory
+  Move,     // a copy of a value that dies here: takes its buffer when nothing else holds it, else copies
 };
 
 struct FusedLoop;  // core/ir/passes/fuse_elementwise.cpp

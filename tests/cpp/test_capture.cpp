@@ -348,3 +348,93 @@ TEST(CompactGraphs, ChunkedStorageIndexesCopiesAndNeverMoves) {
   c.push_back("x");
   EXPECT_EQ(c.front(), "x");
 }
+
+namespace {
+// x -> a = x * 2 -> c = cast(a, float32) (a copy), optionally also w = view(a) as an output.
+struct CopyGraph {
+  Graph g;
+  int a = -1, c = -1, w = -1;
+  explicit CopyGraph(bool view_out, bool copy = true) {
+    Tensor x = ops::full(Dims{4}, Scalar::from_int(3), DType::Float32);
+    int in = g.add_input(x, InputKind::Argument, "x");
+    auto add = [&](OpId op, int from, const Attrs& at) {
+      Node n;
+      n.op = op;
+      n.inputs = {from};
+      n.attrs = AttrsRef(at);
+      Value v;
+      v.dtype = DType::Float32;
+      v.shape = Dims{4};
+      v.strides = Dims{1};
+      v.producer = static_cast<int>(g.nodes.size());
+      g.values.push_back(v);
+      n.outputs = {static_cast<int>(g.values.size()) - 1};
+      g.nodes.push_back(n);
+      return n.outputs[0];
+    };
+    Attrs mul;
+    mul.scalar = Scalar::from_int(2);
+    mul.side = ScalarSide::Rhs;
+    a = add(OpId::mul, in, mul);
+    g.outputs = {a};
+    if (!copy) return;
+    Attrs cast;
+    cast.dtype = DType::Float32;
+    c = add(OpId::cast, a, cast);
+    g.outputs = {c};
+    if (view_out) {
+      Attrs view;
+      view.dims = Dims{4};
+      w = add(OpId::view, a, view);
+      g.outputs.push_back(w);
+    }
+  }
+};
+// How many buffers running g allocates: the fewest allocations it can be given without one failing.
+int allocations(const Graph& g, const Plan& plan) {
+  for (int n = 0; n < 16; ++n) {
+    fail_allocation_after(n);
+    std::vector<Tensor> slots;
+    try {
+      execute(g, &plan, RunInputs{}, &slots);
+      fail_allocation_after(-1);
+      return n;
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  fail_allocation_after(-1);
+  return -1;
+}
+}  // namespace
+
+TEST(Passes, ACopyOfAValueThatDiesTakesItsBuffer) {
+  CopyGraph cg(false);
+  EXPECT_EQ(verify_graph(cg.g), "");
+  auto plan = compile_plan(cg.g);
+  EXPECT_NE(print_plan(cg.g, *plan).find("move      %2 : f32[4] = cast(%1"), std::string::npos)
+      << print_plan(cg.g, *plan);
+  // The copy allocates nothing: the graph allocates what the product alone does.
+  CopyGraph product(false, false);
+  auto product_plan = compile_plan(product.g);
+  int alone = allocations(product.g, *product_plan);
+  ASSERT_GE(alone, 1);
+  EXPECT_EQ(allocations(cg.g, *plan), alone);
+  std::vector<Tensor> slots;
+  execute(cg.g, plan.get(), RunInputs{}, &slots);
+  ASSERT_TRUE(slots[cg.c].defined());
+  EXPECT_EQ(slots[cg.c].data<float>()[3], 6.0f);
+}
+
+TEST(Passes, ACopyOfABufferAViewStillHoldsIsACopy) {
+  CopyGraph cg(true);
+  EXPECT_EQ(verify_graph(cg.g), "");
+  auto plan = compile_plan(cg.g);
+  std::vector<Tensor> slots;
+  execute(cg.g, plan.get(), RunInputs{}, &slots);
+  ASSERT_TRUE(slots[cg.c].defined() && slots[cg.w].defined());
+  EXPECT_NE(slots[cg.c].storage(), slots[cg.w].storage());  // the view's memory is not the copy's
+  EXPECT_EQ(slots[cg.c].data<float>()[0], 6.0f);
+  EXPECT_EQ(slots[cg.w].data<float>()[0], 6.0f);
+  CopyGraph product(false, false);
+  EXPECT_EQ(allocations(cg.g, *plan), allocations(product.g, *compile_plan(product.g)) + 1);  // the copy's
+}

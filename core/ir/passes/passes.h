@@ -20,5 +20,8 @@ std::vector<Step> lower_to_steps(const Graph& g, const std::vector<int>& order);
 int fuse_elementwise(const Graph& g, Plan* plan);
 // A Free step after the last reader of each buffer (graph outputs are never freed). lower.cpp
 void plan_buffers(const Graph& g, Plan* plan);
+// Turns same-dtype copies (cast) whose operand is freed right after them into Move steps, which
+// take the operand's buffer at run time when nothing else holds it. Returns how many. move_copies.cpp
+int move_dying_copies(const Graph& g, Plan* plan);
 
 }  // namespace dyn
