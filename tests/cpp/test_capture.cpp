@@ -80,25 +80,34 @@ TEST(Capture, RecordTimeErrorsAreUserErrorsAndAbortLeavesNoLazyTensor) {
   EXPECT_EQ(kept.data<float>()[5], 2.0f);
 }
 
+namespace {
+// Appends op(inputs) with attrs to g, its one output an f32[4]; returns the output's id.
+int add_f32x4_node(Graph& g, OpId op, IdList inputs, const Attrs& attrs) {
+  Node n;
+  n.op = op;
+  n.inputs = std::move(inputs);
+  n.attrs = AttrsRef(attrs);
+  Value v;
+  v.dtype = DType::Float32;
+  v.shape = Dims{4};
+  v.strides = Dims{1};
+  v.producer = static_cast<int>(g.nodes.size());
+  g.values.push_back(v);
+  n.outputs = {static_cast<int>(g.values.size()) - 1};
+  g.nodes.push_back(n);
+  return n.outputs[0];
+}
+}  // namespace
+
 TEST(Passes, DeadNodesAndCommonSubexpressionsAreRemoved) {
   Graph g;
   Tensor x = ops::full(Dims{4}, Scalar::from_int(1), DType::Float32);
   int in = g.add_input(x, InputKind::Argument, "x");
   auto add_node = [&](OpId op, IdList ins, Scalar s) {
-    Node n;
-    n.op = op;
-    n.inputs = std::move(ins);
-    n.attrs.mut().scalar = s;
-    n.attrs.mut().side = ScalarSide::Rhs;
-    Value v;
-    v.dtype = DType::Float32;
-    v.shape = Dims{4};
-    v.strides = Dims{1};
-    v.producer = static_cast<int>(g.nodes.size());
-    g.values.push_back(v);
-    n.outputs = {static_cast<int>(g.values.size()) - 1};
-    g.nodes.push_back(n);
-    return n.outputs[0];
+    Attrs at;
+    at.scalar = s;
+    at.side = ScalarSide::Rhs;
+    return add_f32x4_node(g, op, std::move(ins), at);
   };
   // Int constants: a float one is an input of the graph, read at each call (see the test below).
   int a = add_node(OpId::mul, {in}, Scalar::from_int(2));
@@ -357,21 +366,7 @@ struct CopyGraph {
   explicit CopyGraph(bool view_out, bool copy = true) {
     Tensor x = ops::full(Dims{4}, Scalar::from_int(3), DType::Float32);
     int in = g.add_input(x, InputKind::Argument, "x");
-    auto add = [&](OpId op, int from, const Attrs& at) {
-      Node n;
-      n.op = op;
-      n.inputs = {from};
-      n.attrs = AttrsRef(at);
-      Value v;
-      v.dtype = DType::Float32;
-      v.shape = Dims{4};
-      v.strides = Dims{1};
-      v.producer = static_cast<int>(g.nodes.size());
-      g.values.push_back(v);
-      n.outputs = {static_cast<int>(g.values.size()) - 1};
-      g.nodes.push_back(n);
-      return n.outputs[0];
-    };
+    auto add = [&](OpId op, int from, const Attrs& at) { return add_f32x4_node(g, op, {from}, at); };
     Attrs mul;
     mul.scalar = Scalar::from_int(2);
     mul.side = ScalarSide::Rhs;
