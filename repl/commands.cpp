@@ -209,11 +209,14 @@ void cmd_breakpoints(Session& s, const Args& a) {
 void cmd_delete(Session& s, const Args& a) {
   if (a.size() != 1) throw CommandError{"usage: :delete N  (:breakpoints lists them)"};
   int id = 0;
+  size_t used = 0;
   try {
-    id = std::stoi(a[0]);
+    id = std::stoi(a[0], &used);
   } catch (...) {
-    throw CommandError{fmt::format("expected a breakpoint number, got '{}'", shown(a[0]))};
   }
+  // The whole argument: '1abc' is not breakpoint 1.
+  if (used == 0 || used != a[0].size())
+    throw CommandError{fmt::format("expected a breakpoint number, got '{}'", shown(a[0]))};
   auto& bps = s.breakpoints();
   auto it = std::find_if(bps.begin(), bps.end(), [&](const Breakpoint& b) { return b.id == id; });
   if (it == bps.end()) throw CommandError{fmt::format("no breakpoint {}; :breakpoints lists them", id)};

@@ -354,6 +354,16 @@ class TestExitStatusTellsWhatHappened(CliCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("2.0 dyn True", out)
 
+    def test_delete_takes_a_whole_number_only(self):
+        # '1abc' and '1.5' are not breakpoint 1: an error, and the breakpoint stays
+        rc, out, err = run([], stdin=":break compile\n:delete 1abc\n:delete 1.5\n:breakpoints\n:delete 1\n:breakpoints\n")
+        self.assertIn("error: expected a breakpoint number, got '1abc'", err)
+        self.assertIn("error: expected a breakpoint number, got '1.5'", err)
+        self.assertIn("deleted breakpoint 1", out)
+        before, after = out.split("deleted breakpoint 1")
+        self.assertRegex(before, r"\n\s*1\s+compile")
+        self.assertNotRegex(after, r"\n\s*1\s+compile")
+
     def test_a_breakpoint_on_a_function_not_compiled_yet_says_so(self):
         rc, out, err = run(["--batch", "-e", ":break recompile nosuch", self.RECOMPILES])
         self.assertEqual(rc, 0, err)

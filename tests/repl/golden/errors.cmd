@@ -33,6 +33,8 @@
 :break recompile f extra
 :delete
 :delete x
+:delete 1abc
+:delete 2.5
 :delete 5
 :continue
 :where
