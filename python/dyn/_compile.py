@@ -104,15 +104,20 @@ class CompiledFunction:
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
         # Names of what enters the graph are looked up only when a call records (dyn/_sources.py).
-        if not _dyn._region_begin(self._state, args, kwargs, self):
-            # Inside another region (inlined into its trace), or fallen back to eager.
-            return run(*args, **kwargs)
+        outer = _dyn._capture_active()
         try:
+            if not _dyn._region_begin(self._state, args, kwargs, self):
+                # Inside another region (inlined into its trace), or fallen back to eager.
+                return run(*args, **kwargs)
             result = run(*args, **kwargs)
+            _dyn._region_end()
         except BaseException:
-            _dyn._region_abort()
+            # CPython raises a pending Ctrl-C as soon as a C function returns: right after
+            # _region_begin entered the region, before its True is seen, too. A region open now
+            # that was not before this call is this call's (a region always closes its own).
+            if not outer and _dyn._capture_active():
+                _dyn._region_abort()
             raise
-        _dyn._region_end()
         return result
 
     # A compiled module behaves like the module (PyTorch's OptimizedModule): its attributes,

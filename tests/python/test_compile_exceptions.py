@@ -103,6 +103,56 @@ class TestFaults(Base):
             assert_same(self, want, cf(a), "after the interrupt")
         self.assertEqual(len(dyn.debug.graphs(cf)), 2)  # the same two segments, nothing half-built
 
+    def test_keyboard_interrupt_as_the_region_begins_or_ends(self):
+        # CPython raises a pending Ctrl-C right after a C function returns: right after
+        # _region_begin entered the region (before __call__ sees True), or right after _region_end
+        # left it. Raised there on purpose, whichever way the call goes (record or replay), the
+        # region must not stay open: later lines would record into it (a new cache entry).
+        _dyn = sys.modules["_dyn"]
+        compile_module = sys.modules["dyn._compile"]
+
+        class InterruptAfter:
+            def __init__(self, name):
+                self.name = name
+
+            def __getattr__(self, attr):
+                real = getattr(_dyn, attr)
+                if attr != self.name:
+                    return real
+
+                def interrupted(*args, **kwargs):
+                    real(*args, **kwargs)
+                    raise KeyboardInterrupt
+                return interrupted
+
+        def f(a, scale):
+            return (a * 2.0 * scale).relu()
+
+        a = data(4, 8)
+        for where in ("_region_begin", "_region_end"):
+            for phase in ("recording", "replaying"):
+                dyn.debug.reset()
+                cf = dyn.compile(f, name=f"f_{where}_{phase}")
+                if phase == "replaying":
+                    cf(a, 1)
+                compile_module._dyn = InterruptAfter(where)
+                try:
+                    with self.assertRaises(KeyboardInterrupt):
+                        cf(a, 1)
+                finally:
+                    compile_module._dyn = _dyn
+                what = f"interrupted after {where} while {phase}"
+                left_open = _dyn._capture_active()
+                if left_open:
+                    _dyn._region_abort()  # so that the other tests still run eagerly
+                self.assertFalse(left_open, what)
+                # the next line, as the REPL's after a Ctrl-C: eager ops, then a call that is a cache hit
+                self.assertEqual((dyn.ones(4, 8) * 2.0).sum().item(), 64.0, what)
+                assert_same(self, f(a, 1), cf(a, 1), what)
+                self.assertEqual(cf._state.entries, 1, what)
+                self.assertEqual(len(dyn.debug.graphs(cf)), 1, what)
+                self.assertEqual([e["kind"] for e in dyn.debug.events(fn=cf) if e["kind"] == "recompile"], [], what)
+
     def test_error_in_a_custom_function_backward(self):
         boom = [False]
 
