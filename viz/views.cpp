@@ -90,10 +90,14 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
   return out;
 }
 
+// The break logged when r's entry recorded the segment, else when the nearest older entry did: an
+// entry that recompiles part-way keeps the matched segments of the entry it diverged from, whose
+// breaks were logged under that entry. Never a newer entry's: its breaks are not r's.
 const Event* break_event_of(const GraphRecord& r) {
   const Event* found = nullptr;
   for (const Event& e : query::events())
-    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && (!found || e.entry == r.entry))
+    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && e.entry <= r.entry &&
+        (!found || e.entry >= found->entry))
       found = &e;
   return found;
 }

@@ -364,6 +364,26 @@ class TestExitStatusTellsWhatHappened(CliCase):
         self.assertRegex(before, r"\n\s*1\s+compile")
         self.assertNotRegex(after, r"\n\s*1\s+compile")
 
+    def test_a_graph_ends_with_its_own_entrys_break(self):
+        # f[0].0 returns; the recompiled f[1].0 breaks at .item(). The break is f[1]'s only: an
+        # older entry's graph never shows a newer entry's break.
+        script = self.write("ends.py", """\
+            import dyn
+            def f(x):
+                y = x * 2
+                if x.shape[0] > 4:
+                    if y.sum().item() > 0:
+                        y = y + 1
+                return y
+            cf = dyn.compile(f)
+            cf(dyn.ones(2)); cf(dyn.ones(8))
+            """)
+        rc, out, err = run(["-i", script], stdin=":graphs f\n")
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"f\[0\]\.0 .* return\n")
+        self.assertRegex(out, r"f\[1\]\.0 .* graph break \(item\) at ends\.py:5\n")
+        self.assertRegex(out, r"f\[1\]\.1 .* return\n")
+
     def test_a_breakpoint_on_a_function_not_compiled_yet_says_so(self):
         rc, out, err = run(["--batch", "-e", ":break recompile nosuch", self.RECOMPILES])
         self.assertEqual(rc, 0, err)
