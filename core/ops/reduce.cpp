@@ -16,6 +16,7 @@
 #include "core/ops/loops.h"
 #include "core/ops/run.h"
 #include "core/ops/vmath.h"
+#include "core/ops/vmath_avx2.h"
 
 namespace dyn {
 
@@ -371,7 +372,7 @@ T row_max(const T* row, int64_t r) {
 // of 4 doubles, so no add waits on the one before), combined in a fixed order at the end. Square:
 // the sum of (x - center)^2 instead of x. The order of additions depends only on the row length.
 template <bool Square, typename T>
-double lane_sum_impl(const T* row, int64_t r, double center) {
+double lane_sum_impl(const T* row, int64_t r, double center, const T* next = nullptr) {
   constexpr int R = 8;  // registers
   __m256d acc[R];
   for (int a = 0; a < R; ++a) acc[a] = _mm256_setzero_pd();
@@ -385,7 +386,10 @@ double lane_sum_impl(const T* row, int64_t r, double center) {
     }
   };
   int64_t k = 0;
-  for (; k + 4 * R <= r; k += 4 * R)
+  for (; k + 4 * R <= r; k += 4 * R) {
+    if (next)
+      for (size_t b = 0; b < 4 * R * sizeof(T); b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(next + k) + b, _MM_HINT_T0);
     for (int a = 0; a < R; a += 2) {
       __m256d x0, x1;
       if constexpr (std::is_same_v<T, float>) {
@@ -399,6 +403,7 @@ double lane_sum_impl(const T* row, int64_t r, double center) {
       acc[a] = _mm256_add_pd(acc[a], term(x0));
       acc[a + 1] = _mm256_add_pd(acc[a + 1], term(x1));
     }
+  }
   double tail = 0;
   for (; k < r; ++k) {
     double x = static_cast<double>(row[k]);
@@ -414,6 +419,42 @@ double lane_sum_impl(const T* row, int64_t r, double center) {
 template <typename T>
 double lane_sum(const T* row, int64_t r) {
   return lane_sum_impl<false>(row, r, 0.0);
+}
+
+// exp(row[k] - shift) for k < r (stored to e when Store) and their sum in double: element k of
+// the whole vectors goes to lane k % 8 (two registers of 4 doubles), the tail after them is added
+// in order, and the lanes are combined as a fixed tree, so the order depends only on r. The
+// exponential is inlined into the pass that sums it (one pass where subtracting, exponentiating
+// and summing took three), and two accumulators leave the exponential's constants registers: with
+// lane_sum's eight they spilled, and the pass was slower than the three.
+template <bool Store>
+double exp_shifted_sum(const float* row, int64_t r, float shift, float* e, const float* next) {
+  using FM = vmath::detail::FloatMath<vmath::detail::Avx2>;
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  const __m256 c = _mm256_set1_ps(shift);
+  int64_t k = 0;
+  for (; k + 8 <= r; k += 8) {
+    _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T0);
+    __m256 y = FM::exp(_mm256_sub_ps(_mm256_loadu_ps(row + k), c));
+    if constexpr (Store) _mm256_storeu_ps(e + k, y);
+    lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
+    hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
+  }
+  double tail = 0;
+  if (k < r) {  // one padded vector; lanes do not affect each other
+    int64_t n = r - k;
+    alignas(32) float a[8], y[8];
+    for (int j = 0; j < 8; ++j) a[j] = j < n ? row[k + j] - shift : 0.0f;
+    _mm256_store_ps(y, FM::exp(_mm256_load_ps(a)));
+    for (int j = 0; j < n; ++j) {
+      if constexpr (Store) e[k + j] = y[j];
+      tail += static_cast<double>(y[j]);
+    }
+  }
+  alignas(32) double lanes[8];
+  _mm256_store_pd(lanes, lo);
+  _mm256_store_pd(lanes + 4, hi);
+  return (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) + tail;
 }
 
 template <OpId Op>
@@ -438,11 +479,18 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
         T* orow = o + i * r;
         T* e = scratch ? scratch : orow;  // holds exp(x - max) until it is scaled
         T mx = row_max(row, r);
-        // e = exp(x - max) through vmath; summed in double in 8 fixed lanes, so the order of
-        // additions depends only on the row length.
-        for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx;
-        vmath::map(vmath::Fn::exp, e, e, r);
-        double s = lane_sum(e, r);
+        // The sum of exp(x - max) in double over fixed lanes, so the order of additions depends
+        // only on the row length. log_softmax needs the sum only.
+        double s;
+        if constexpr (std::is_same_v<T, float>) {
+          const float* next = i + 1 < rows ? row + r : row;
+          s = Op == OpId::softmax ? exp_shifted_sum<true>(row, r, mx, e, next)
+                                  : exp_shifted_sum<false>(row, r, mx, e, next);
+        } else {
+          for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx;
+          vmath::map(vmath::Fn::exp, e, e, r);
+          s = lane_sum(e, r);
+        }
         if constexpr (Op == OpId::softmax) {
           // times the reciprocal, as PyTorch's CPU kernel: a division per element costs more
           // than the exponential
@@ -517,7 +565,9 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
         T* orow = scratch ? scratch : o + i * r;
         // Moments in double, in fixed lanes: the mean, then the mean of squared deviations.
         double mean = lane_sum(row, r) / static_cast<double>(r);
-        double var = lane_sum_impl<true>(row, r, mean) / static_cast<double>(r);
+        // The pass over a row in cache fetches the next: its first read from memory then
+        // overlaps this row's arithmetic instead of following it.
+        double var = lane_sum_impl<true>(row, r, mean, i + 1 < rows ? row + r : row) / static_cast<double>(r);
         T m = static_cast<T>(mean), rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
         // One pass, each element rounded step by step as ((x - m) * rstd) * w + b.
         if (wp && bp)

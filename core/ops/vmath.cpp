@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/ops/vmath_float.h"
+#include "core/ops/vmath_avx2.h"
 #include "core/ops/vmath_impl.h"
 
 namespace dyn::vmath {
@@ -31,20 +31,6 @@ const bool kAvx512 = [] {
   return __builtin_cpu_supports("avx512f") != 0;
 }();
 
-struct Avx2 {
-  DYN_VMATH_UNIFORM_OPS(__m256, _mm256, si256)
-  static F round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
-  static F copysign(F mag, F sign) {
-    F bit = _mm256_set1_ps(-0.0f);
-    return _mm256_or_ps(_mm256_andnot_ps(bit, mag), _mm256_and_ps(bit, sign));
-  }
-  using M = __m256;
-  static M less(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-  static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
-  static F select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
-};
-
 template <__m256 (*fn)(__m256)>
 void map_own(const float* in, float* out, int64_t n) {
   detail::each_vector<8>(in, out, n, [](const float* a, float* r) { _mm256_storeu_ps(r, fn(_mm256_loadu_ps(a))); });
@@ -53,9 +39,9 @@ void map_own(const float* in, float* out, int64_t n) {
 }  // namespace
 
 void detail::map_avx2(Fn f, const float* in, float* out, int64_t n) {
-  if (f == Fn::exp) return map_own<detail::FloatMath<Avx2>::exp>(in, out, n);
-  if (f == Fn::tanh) return map_own<detail::FloatMath<Avx2>::tanh>(in, out, n);
-  if (f == Fn::erf) return map_own<detail::FloatMath<Avx2>::erf>(in, out, n);
+  if (f == Fn::exp) return map_own<detail::FloatMath<detail::Avx2>::exp>(in, out, n);
+  if (f == Fn::tanh) return map_own<detail::FloatMath<detail::Avx2>::tanh>(in, out, n);
+  if (f == Fn::erf) return map_own<detail::FloatMath<detail::Avx2>::erf>(in, out, n);
   F8 fn = float_fn(f);
   detail::each_vector<8>(in, out, n, [fn](const float* a, float* r) { _mm256_storeu_ps(r, fn(_mm256_loadu_ps(a))); });
 }

@@ -1,5 +1,5 @@
 // The float32 exp, tanh and erf of vmath, written once over a vector type V (V = AVX2 or AVX-512
-// traits, see vmath.cpp and vmath_avx512.cpp; private to vmath*.cpp). exp is within 0.78 ULP
+// traits, vmath_avx2.h and vmath_avx512.cpp; private to core/ops). exp is within 0.78 ULP
 // (SLEEF's bound is 1.0) with about a sixth fewer instructions than SLEEF's: softmax, sigmoid
 // and silu spend most of their time in it. SLEEF's float erf carries
 // double-float arithmetic for its bound and costs 2.3 ns an element (in cache, AVX-512): a tenth

@@ -201,6 +201,32 @@ class TestRowKernelsStreamTheirOutput(unittest.TestCase):
         self.check("softmax_dim0", lambda t: dyn.softmax(t, dim=0), fl((4096, 1024), 56), dim=1)
 
 
+class TestSoftmaxRowsAreTheExpOpScaled(unittest.TestCase):
+    """The float row kernels inline the exponential into the pass that sums it: each element must
+    be dyn.exp's (the same function, wherever it sits in a vector, tails included), scaled by the
+    reciprocal of the row's sum (log_softmax: minus its log). The sum is taken in double, so
+    numpy's double sum rounds to the same float."""
+
+    def test_every_row_length_and_tail(self):
+        rng = np.random.default_rng(7)
+        for r in (1, 3, 7, 8, 9, 31, 33, 67, 1000, 1024):
+            xn = (rng.standard_normal((64, r)) * 30).astype(np.float32)  # exps down to subnormal and 0
+            xn[1, 0] = -np.inf
+            xn[2, -1] = np.nan
+            x = dyn.from_numpy(xn)
+            mx = np.nanmax(xn, axis=1, keepdims=True)
+            mx[2] = np.nan  # a NaN anywhere makes the row NaN
+            e = dyn.exp(dyn.from_numpy(xn - mx)).numpy()
+            s = e.astype(np.float64).sum(axis=1, keepdims=True).astype(np.float32)
+            want_sm = e * (np.float32(1) / s)
+            want_ls = (xn - mx) - dyn.log(dyn.from_numpy(s)).numpy()
+            for name, got, want in (("softmax", dyn.softmax(x, dim=-1), want_sm),
+                                    ("log_softmax", dyn.log_softmax(x, dim=-1), want_ls)):
+                got = got.numpy()
+                self.assertTrue(np.isnan(got[2]).all(), f"{name}, r={r}: a NaN row")
+                np.testing.assert_array_equal(got, want, err_msg=f"{name}, r={r}")
+
+
 def optimizer_like(p, m, g):
     # an update in place into its inputs' buffers, as optimizers do
     m.mul_(0.9).add_(g * 0.1)
