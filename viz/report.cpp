@@ -142,12 +142,10 @@ std::string html_report(const std::string& title) {
     for (const auto& f : fns) {
       int64_t hits = 0;
       for (const Entry& e : f->entries()) hits += e.hits;
-      int recompiles = 0;
-      for (const Event& e : query::events()) recompiles += e.kind == EventKind::Recompile && e.fn == f->name();
       body += fmt::format("<tr><td><a href=\"#fn-{}\">{}</a>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           anchor(f->name()), esc(f->name()),
                           f->fallen_back() ? " <span class=\"warn\">(fell back to eager)</span>" : "", f->calls,
-                          f->num_entries(), hits, recompiles);
+                          f->num_entries(), hits, f->recompiles);
     }
     body += "</table>\n";
   }

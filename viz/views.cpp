@@ -351,13 +351,10 @@ std::string stats_text() {
     if (f->calls == 0 || f->name().rfind("explain(", 0) == 0) continue;
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
-    int recompiles = 0;
-    std::set<std::string> causes;
+    int64_t recompiles = f->recompiles;
+    std::set<std::string> causes;  // of the recompiles the event history still holds
     for (const Event& e : query::events())
-      if (e.kind == EventKind::Recompile && e.fn == f->name()) {
-        ++recompiles;
-        causes.insert(cause_of(e.failures).key);
-      }
+      if (e.kind == EventKind::Recompile && e.fn == f->name()) causes.insert(cause_of(e.failures).key);
     std::string flag;
     if (f->fallen_back())
       flag = "fell back to eager: cache_limit reached (see :events fallback " + f->name() + ")";

@@ -164,6 +164,7 @@ void CompiledFunction::reset_all() {
       fn->fallback_ = false;
       fn->fallback_reason_.clear();
       fn->calls = 0;
+      fn->recompiles = 0;
     }
 }
 

@@ -114,6 +114,9 @@ class CompiledFunction {
     return w;
   }
   int64_t calls = 0;
+  // Recompiles logged for this function, those a raising call took back excepted: views count
+  // them here, not in the event history, which keeps only the newest events.
+  int64_t recompiles = 0;
   // How many functions were compiled before this one from the same definition (dyn.compile in a
   // loop re-creates the function, and with it every trace).
   int recreated = 0;

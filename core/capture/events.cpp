@@ -106,6 +106,7 @@ void Capture::log_recompile() {
     ev.failures = {f};
     emit(std::move(ev));
     recompile_event_ = CaptureLog::get().last_event_number();
+    ++fn_->recompiles;
     return;
   }
   ev.where = failures_.back().where;
@@ -126,12 +127,14 @@ void Capture::log_recompile() {
   ev.failures = firsts;
   emit(std::move(ev));
   recompile_event_ = CaptureLog::get().last_event_number();
+  ++fn_->recompiles;
 }
 
 void Capture::retract_recompile() {
   if (recompile_event_ < 0) return;
   CaptureLog& log = CaptureLog::get();
   log.counters().recompiles--;
+  --fn_->recompiles;
   log.erase_event(recompile_event_);
   recompile_event_ = -1;
 }

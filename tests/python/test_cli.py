@@ -294,6 +294,41 @@ class TestBoundedEventHistory(CliCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(out.strip(), "ok")
 
+    def test_recompile_counts_do_not_depend_on_the_history(self):
+        # six shapes, six entries, five recompiles: :stats and the report count them all, though
+        # the history keeps only the newest three events
+        path = self.write("shapes.py", """
+            import dyn
+            f = dyn.compile(lambda x: x * 2.0, name="f", dynamic=False)
+            for n in range(1, 7):
+                f(dyn.ones(n))
+            """)
+        report = os.path.join(self.dir, "r.html")
+        rc, out, err = run(["--event-limit", "3", "--report", report, "-e", ":stats", path])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"\nf +6 +6 +0 +5 +5 recompiles, one cause: dim 0 of tensor 'x'")
+        with open(report) as fh:
+            self.assertIn('<a href="#fn-f">f</a></td><td>6</td><td>6</td><td>0</td><td>5</td>', fh.read())
+        # a call that raises while it records makes no entry, and its recompile is taken back
+        path = self.write("raises.py", """
+            import dyn
+            def g(x):
+                y = x * 2.0
+                if x.shape[0] == 3:
+                    raise ValueError("boom")
+                return y
+            f = dyn.compile(g, name="f", dynamic=False)
+            f(dyn.ones(2))
+            try:
+                f(dyn.ones(3))
+            except ValueError:
+                pass
+            f(dyn.ones(4))
+            """)
+        rc, out, err = run(["-e", ":stats", path])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"\nf +3 +2 +0 +1\b")
+
     def test_a_recompile_dropped_before_its_amendment(self):
         # A recompile that makes sizes dynamic amends its event after later events were logged;
         # with a history of one event it is gone by then, and nothing breaks.
