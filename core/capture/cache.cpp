@@ -93,6 +93,12 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
     if (g.inputs.size() > 1)
       out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
                                 g.inputs.size(), j, g.nodes.empty() ? std::string() : g.nodes.front().where.str()));
+    // Each node's scalar inputs by field, found once: a search per node made :guards quadratic.
+    std::vector<const ScalarInput*> scalar_of(g.nodes.size() * 3, nullptr);
+    for (const ScalarInput& si : g.scalar_inputs)
+      if (si.node >= 0 && static_cast<size_t>(si.node) < g.nodes.size() && si.field < 3 &&
+          !scalar_of[static_cast<size_t>(si.node) * 3 + static_cast<size_t>(si.field)])
+        scalar_of[static_cast<size_t>(si.node) * 3 + static_cast<size_t>(si.field)] = &si;
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const Node& n = g.nodes[k];
       std::string a = format_attrs(n.op, n.attrs);
@@ -103,7 +109,7 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       // A float read at each call is guarded only to be a float (an int would change the dtype).
       for (int f = 0; f < 3; ++f)
         if (values >> f & 1) {
-          std::string label = scalar_label(g, static_cast<int>(k), f);
+          std::string label = scalar_label(scalar_of[k * 3 + static_cast<size_t>(f)]);
           if (label.rfind("the literal ", 0) == 0)  // its value is in the label and in the code
             out.push_back(fmt::format("scalar_input: {} reads {}  # {}", op_name(n.op), label, n.where.str()));
           else

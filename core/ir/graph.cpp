@@ -135,13 +135,10 @@ std::string input_label(const Graph& g, int value) {
   return fmt::format("{} ({})", name, input_kind_name(v.input_kind));
 }
 
-std::string scalar_label(const Graph& g, int node, int field) {
-  for (const ScalarInput& s : g.scalar_inputs)
-    if (s.node == node && s.field == field)
-      return !s.named()                     ? std::string("an unnamed float")
-             : s.kind == InputKind::Literal ? "the literal " + *s.name
-                                            : fmt::format("'{}' ({})", *s.name, input_kind_name(s.kind));
-  return "an unnamed float";
+std::string scalar_label(const ScalarInput* s) {
+  return !s || !s->named()               ? std::string("an unnamed float")
+         : s->kind == InputKind::Literal ? "the literal " + *s->name
+                                         : fmt::format("'{}' ({})", *s->name, input_kind_name(s->kind));
 }
 
 namespace {

@@ -291,8 +291,8 @@ const char* input_kind_name(InputKind k);
 const char* input_kind_key(InputKind k);
 // "tensor 'model.fc.weight' (parameter)", "tensor %3 (from an earlier graph)": an input as guards name it.
 std::string input_label(const Graph& g, int value);
-// "'w' (argument)", "the literal 0.5", "an unnamed float": the source of a float input of node k, field f.
-std::string scalar_label(const Graph& g, int node, int field);
+// "'w' (argument)", "the literal 0.5", "an unnamed float" (s null or unnamed): a float input's source.
+std::string scalar_label(const ScalarInput* s);
 // Checks SSA form, operand ranges and that each node's recorded outputs match re-inference.
 // Returns an empty string when the graph is well formed, else what is wrong.
 std::string verify_graph(const Graph& g);
