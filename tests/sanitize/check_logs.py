@@ -22,7 +22,9 @@ def blocks(text):
 
 
 def ours(block, root):
-    return any(root in line for line in block.splitlines() if re.match(r"\s*#\d+ ", line))
+    """Whether a stack frame of the block is a file under root (root/..., not a sibling root-old/)."""
+    prefix = os.path.join(root, "")
+    return any(prefix in line for line in block.splitlines() if re.match(r"\s*#\d+ ", line))
 
 
 def main():
