@@ -24,42 +24,64 @@ struct CodeInfo {
   const std::string* file;
   const std::string* func;
   bool internal;  // a frame of the dyn package: skipped so the user's own line shows
+  // Line numbers come from decoding the code object's line table, linear in its size: kept per
+  // instruction offset, which is what a loop hits again and again.
+  std::unordered_map<int, int> lines;
+  PyObject* ref = nullptr;  // a weak reference whose callback forgets this entry
 };
 
 std::string g_package_dir;  // ".../python/dyn/"
 
-const CodeInfo& code_info(PyCodeObject* code) {
-  static std::unordered_map<PyCodeObject*, CodeInfo> cache;
+// Keyed by the code object's address and held weakly: an entry goes when its code object does (a
+// REPL line's, a function made by exec), so a new code object at the same address never gets
+// another's lines, and none is kept alive for the life of the process.
+std::unordered_map<PyCodeObject*, CodeInfo>& code_cache() {
+  static auto* cache = new std::unordered_map<PyCodeObject*, CodeInfo>();  // callbacks may run at exit
+  return *cache;
+}
+
+PyObject* forget_code(PyObject* key, PyObject* /*ref*/) {
+  auto& cache = code_cache();
+  auto it = cache.find(static_cast<PyCodeObject*>(PyLong_AsVoidPtr(key)));
+  if (it != cache.end()) {
+    PyObject* ref = it->second.ref;
+    cache.erase(it);
+    Py_XDECREF(ref);  // the weakref being called back: CPython holds nothing of it after the call
+  }
+  Py_RETURN_NONE;
+}
+PyMethodDef g_forget_code = {"_forget_code", forget_code, METH_O, nullptr};
+
+CodeInfo& code_info(PyCodeObject* code) {
+  auto& cache = code_cache();
   auto it = cache.find(code);
   if (it != cache.end()) return it->second;
-  Py_INCREF(code);  // keeps the key valid for the life of the process
   const char* file = PyUnicode_AsUTF8(code->co_filename);
   const char* func = PyUnicode_AsUTF8(code->co_name);
   if (!file || !func) PyErr_Clear();
   std::string f = file ? file : "?";
   bool internal = (!g_package_dir.empty() && f.rfind(g_package_dir, 0) == 0) || f == "<dynrepl>";
-  return cache.emplace(code, CodeInfo{intern(f), intern(func ? func : "?"), internal}).first->second;
+  CodeInfo ci{intern(f), intern(func ? func : "?"), internal, {}, nullptr};
+  PyObject* key = PyLong_FromVoidPtr(code);
+  PyObject* callback = key ? PyCFunction_New(&g_forget_code, key) : nullptr;
+  Py_XDECREF(key);
+  ci.ref = callback ? PyWeakref_NewRef(reinterpret_cast<PyObject*>(code), callback) : nullptr;
+  Py_XDECREF(callback);
+  if (!ci.ref) {  // cannot watch it: keep it alive instead, so that its address stays its own
+    PyErr_Clear();
+    Py_INCREF(code);
+  }
+  return cache.emplace(code, std::move(ci)).first->second;
 }
 
 constexpr size_t kStackDepth = 4;
 
-// Line numbers come from decoding the code object's line table, linear in its size: cache them
-// per (code, instruction offset), which is what a loop hits again and again.
-int line_of(PyFrameObject* f, PyCodeObject* code) {
-  struct Key {
-    PyCodeObject* code;
-    int lasti;
-    bool operator==(const Key& o) const { return code == o.code && lasti == o.lasti; }
-  };
-  struct Hash {
-    size_t operator()(const Key& k) const { return std::hash<void*>()(k.code) ^ (static_cast<size_t>(k.lasti) << 1); }
-  };
-  static std::unordered_map<Key, int, Hash> cache;
-  Key k{code, PyFrame_GetLasti(f)};
-  auto it = cache.find(k);
-  if (it != cache.end()) return it->second;
+int line_of(PyFrameObject* f, CodeInfo& ci) {
+  int lasti = PyFrame_GetLasti(f);
+  auto it = ci.lines.find(lasti);
+  if (it != ci.lines.end()) return it->second;
   int line = PyFrame_GetLineNumber(f);
-  cache.emplace(k, line);
+  ci.lines.emplace(lasti, line);
   return line;
 }
 
@@ -70,9 +92,9 @@ SourceStack locate() {
   Py_XINCREF(f);
   while (f && frames.size() < kStackDepth) {
     PyCodeObject* code = PyFrame_GetCode(f);
-    const CodeInfo& ci = code_info(code);
+    CodeInfo& ci = code_info(code);
+    if (!ci.internal) frames.push_back(SourceLoc{ci.file, ci.func, line_of(f, ci)});
     Py_DECREF(code);
-    if (!ci.internal) frames.push_back(SourceLoc{ci.file, ci.func, line_of(f, code)});
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

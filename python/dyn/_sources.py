@@ -12,6 +12,7 @@ import inspect
 import linecache
 import sys
 import types
+import weakref
 
 _package_dir = __file__.rsplit("/", 1)[0] + "/"
 _MAX_ITEMS = 64  # items of one list or dict looked into
@@ -150,7 +151,9 @@ class _Walk:
                         self.walk(v, f"{name}.state[{pname}][{k!r}]", "optimizer_state")
 
 
-_global_reads = {}
+# Caches of what a code object's bytecode says, held weakly: a function made by exec in a loop, or
+# a closure's code, must not stay alive (with its constants) because a call was once named.
+_global_reads = weakref.WeakKeyDictionary()
 
 
 def _code_names(code, out, depth=0):
@@ -169,16 +172,16 @@ def _code_names(code, out, depth=0):
     return out
 
 
-_first_use = {}
+_first_use = weakref.WeakKeyDictionary()  # code -> {name: file:line}
 
 
 def _where_used(code, name):
     """file:line of the first instruction of code (or the code defined in it) that reads name: for
     `cfg.flag`, a load of cfg followed by the attribute flag (not the line that reads cfg.bias);
     failing that, the first load of the root."""
-    key = (code, name)
-    if key in _first_use:
-        return _first_use[key]
+    cached = _first_use.setdefault(code, {})
+    if name in cached:
+        return cached[name]
     root = _root_of(name)
     rest = name[len(root):]
     attr = rest[1:].split(".", 1)[0].split("[", 1)[0] if rest.startswith(".") else None
@@ -208,7 +211,7 @@ def _where_used(code, name):
     # An attribute the code never reads (model.k where only model.buf is read) is not a value the
     # function depends on: no line uses it.
     where = found.get(True, found.get(False, "") if attr is None or attr_read or escapes else "")
-    _first_use[key] = where
+    cached[name] = where
     return where
 
 
@@ -507,15 +510,15 @@ def _float_literal(e):
     return None
 
 
-_operands = {}
+_operands = weakref.WeakKeyDictionary()  # code -> {lasti: (shape, operand expressions)}
 
 
 def _operand_exprs(code, lasti):
     """(shape, operand expressions) of the operator or call at instruction lasti of code: shape is
     "binop" ([left, right]), "aug" ([value]) or "call" (arguments, keyword values)."""
-    key = (code, lasti)
-    if key in _operands:
-        return _operands[key]
+    cached = _operands.setdefault(code, {})
+    if lasti in cached:
+        return cached[lasti]
     out = ("", [])
     try:
         positions = list(code.co_positions())[lasti // 2]
@@ -542,9 +545,7 @@ def _operand_exprs(code, lasti):
                 out = ("call", list(tree.args) + [k.value for k in tree.keywords])
     except (SyntaxError, IndexError, ValueError, TypeError, UnicodeError):
         out = ("", [])
-    if len(_operands) > 4096:  # code made by exec in a loop must not grow this forever
-        _operands.clear()
-    _operands[key] = out
+    cached[lasti] = out
     return out
 
 

@@ -169,6 +169,30 @@ class TestScalarSources(unittest.TestCase):
         self.assertIn(f"scalar_input: mul reads 'w' (argument), a float read at each call (0.5 when traced)  "
                       f"# {BASE}:{line_of(scale, '# W')}", "\n".join(lines))
 
+    def test_naming_keeps_no_code_alive(self):
+        # a function made by exec (in a loop, say) is freed with its code once it is gone: the
+        # namer's caches of what bytecode reads hold code objects weakly
+        import gc
+        import tempfile
+        import weakref
+        ns = {}
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+            fh.write("def made(x, w):\n    return x * w + 1.0\n")
+        self.addCleanup(os.unlink, fh.name)
+        with open(fh.name) as src:
+            exec(compile(src.read(), fh.name, "exec"), ns)
+        fn = ns.pop("made")
+        code = weakref.ref(fn.__code__)
+        cf = dyn.compile(fn)
+        for w in (0.5, 0.25):
+            cf(randt(3, seed=1), w)
+        (g,) = dyn.debug.graphs(cf)
+        self.assertEqual([(s["name"], s["kind"]) for s in g.scalar_inputs], [("w", "argument"), ("1.0", "literal")])
+        del fn, cf, g
+        dyn.debug.reset()
+        gc.collect()
+        self.assertIsNone(code(), gc.get_referrers(code()) if code() else None)
+
     def test_literal_is_not_named(self):
         def half(x):
             return x * 0.5
