@@ -113,9 +113,10 @@ class CompiledFunction:
             _dyn._region_end()
         except BaseException:
             # CPython raises a pending Ctrl-C as soon as a C function returns: right after
-            # _region_begin entered the region, before its True is seen, too. A region open now
-            # that was not before this call is this call's (a region always closes its own).
-            if not outer and _dyn._capture_active():
+            # _region_begin entered the region, before its True is seen, too. With no region open
+            # before this call, one open now is this call's; _region_abort closes it (or does
+            # nothing), in one call, so that a second Ctrl-C cannot land between a check and it.
+            if not outer:
                 _dyn._region_abort()
             raise
         return result
