@@ -71,6 +71,15 @@ CodeInfo& code_info(PyCodeObject* code) {
     PyErr_Clear();
     Py_INCREF(code);
   }
+  // Making the callback may have collected garbage, and Python code run by it may have located
+  // this code object first: then that entry stands and this one's references go.
+  if (auto again = cache.find(code); again != cache.end()) {
+    if (ci.ref)
+      Py_DECREF(ci.ref);
+    else
+      Py_DECREF(code);
+    return again->second;
+  }
   return cache.emplace(code, std::move(ci)).first->second;
 }
 

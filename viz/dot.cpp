@@ -74,10 +74,9 @@ void emit_segment(std::string& out, const GraphRecord& r, const std::string& p, 
 }
 
 std::string break_label(const GraphRecord& r) {
-  const Event* found = break_event_of(r);
-  if (!found) return "graph break";
-  SourceLoc t = found->where.top();
-  return fmt::format("graph break: {}\\n{}", dot_escape(std::string(break_kind_name(found->break_kind))),
+  if (!r.ends_in_break) return "graph break";
+  SourceLoc t = r.break_where.top();
+  return fmt::format("graph break: {}\\n{}", dot_escape(std::string(break_kind_name(r.break_kind))),
                      t.known() ? dot_escape(t.str()) : std::string());
 }
 

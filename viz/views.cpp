@@ -90,23 +90,11 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
   return out;
 }
 
-// The break logged when r's entry recorded the segment, else when the nearest older entry did: an
-// entry that recompiles part-way keeps the matched segments of the entry it diverged from, whose
-// breaks were logged under that entry. Never a newer entry's: its breaks are not r's.
-const Event* break_event_of(const GraphRecord& r) {
-  const Event* found = nullptr;
-  for (const Event& e : query::events())
-    if (e.kind == EventKind::GraphBreak && e.fn == r.fn && e.segment == r.segment && e.entry <= r.entry &&
-        (!found || e.entry >= found->entry))
-      found = &e;
-  return found;
-}
-
 namespace {
 
 std::string how_it_ends(const GraphRecord& r) {
-  const Event* found = break_event_of(r);
-  if (found) return fmt::format("graph break ({}) at {}", break_kind_name(found->break_kind), where_of(found->where));
+  if (r.ends_in_break)
+    return fmt::format("graph break ({}) at {}", break_kind_name(r.break_kind), where_of(r.break_where));
   for (const auto& other : query::graphs())
     if (other->fn == r.fn && other->entry == r.entry && other->segment == r.segment + 1) return "graph break";
   return "return";
@@ -352,16 +340,14 @@ std::string stats_text() {
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
     int64_t recompiles = f->recompiles;
-    std::set<std::string> causes;  // of the recompiles the event history still holds
-    for (const Event& e : query::events())
-      if (e.kind == EventKind::Recompile && e.fn == f->name()) causes.insert(cause_of(e.failures).key);
+    const auto& causes = f->recompile_causes;
     std::string flag;
     if (f->fallen_back())
       flag = "fell back to eager: cache_limit reached (see :events fallback " + f->name() + ")";
-    else if (recompiles >= 2 && causes.size() == 1 && !causes.begin()->empty())
+    else if (recompiles >= 2 && causes.size() == 1 && !causes.begin()->first.empty())
       // A storm with one root cause: the one thing to fix.
-      flag =
-          fmt::format("{} recompiles, one cause: {} (see :why-recompile {})", recompiles, *causes.begin(), f->name());
+      flag = fmt::format("{} recompiles, one cause: {} (see :why-recompile {})", recompiles, causes.begin()->first,
+                         f->name());
     else if (f->num_entries() >= 2 && f->num_entries() + 1 >= f->options().cache_limit)
       flag = fmt::format(
           "{} of cache_limit={} entries used: the next recompile falls back to eager (see "

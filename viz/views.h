@@ -15,9 +15,6 @@ namespace dyn::viz {
 // The graphs a target names: a graph id "fn[e].s", an entry "fn[e]" (its segments in order), or
 // a function name (its newest entry). A user error, saying what is expected, when none exists.
 std::vector<const GraphRecord*> resolve_graphs(const std::string& target);
-// The graph break that ended a graph, if any (for a segment shared by several entries, the
-// event of the entry that ran it first).
-const Event* break_event_of(const GraphRecord& r);
 
 // fn: a compiled function's name, or "" for all.
 std::string graphs_table(const std::string& fn);

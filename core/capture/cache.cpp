@@ -171,6 +171,7 @@ void CompiledFunction::reset_all() {
       fn->fallback_reason_.clear();
       fn->calls = 0;
       fn->recompiles = 0;
+      fn->recompile_causes.clear();
     }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -117,6 +118,7 @@ class CompiledFunction {
   // Recompiles logged for this function, those a raising call took back excepted: views count
   // them here, not in the event history, which keeps only the newest events.
   int64_t recompiles = 0;
+  std::map<std::string, int64_t> recompile_causes;  // cause key (cause_of) -> the recompiles it made
   // How many functions were compiled before this one from the same definition (dyn.compile in a
   // loop re-creates the function, and with it every trace).
   int recreated = 0;
@@ -276,6 +278,7 @@ class Capture {
   void drop_candidate(size_t i, GuardFailure f);
   const Segment& cached_segment() const;
   void log_recompile();
+  void count_recompile(const std::vector<GuardFailure>& failures);  // in fn_'s counts, as the recompile is logged
   // The one event builder: what every event of this call has (function, entry, segment, where).
   Event event(EventKind kind, int entry, SourceStack where) const;
   // Counts the event in the counters and logs it.
@@ -374,6 +377,7 @@ class Capture {
   SymValues sym_now_;
   int pair_entry_ = -1;
   int64_t recompile_event_ = -1;  // the number in the log of the recompile this call emitted
+  std::string recompile_cause_;   // and its cause's key
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   double paused_at_start_ = 0;  // the log's paused_s when the call began

@@ -104,9 +104,9 @@ void Capture::log_recompile() {
              (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") + " and reuse it";
     ev.details = f.hint;
     ev.failures = {f};
+    count_recompile(ev.failures);
     emit(std::move(ev));
     recompile_event_ = CaptureLog::get().last_event_number();
-    ++fn_->recompiles;
     return;
   }
   ev.where = failures_.back().where;
@@ -125,9 +125,15 @@ void Capture::log_recompile() {
       }
   ev.details = lines;
   ev.failures = firsts;
+  count_recompile(ev.failures);
   emit(std::move(ev));
   recompile_event_ = CaptureLog::get().last_event_number();
+}
+
+void Capture::count_recompile(const std::vector<GuardFailure>& failures) {
   ++fn_->recompiles;
+  recompile_cause_ = cause_of(failures).key;
+  ++fn_->recompile_causes[recompile_cause_];
 }
 
 void Capture::retract_recompile() {
@@ -135,6 +141,8 @@ void Capture::retract_recompile() {
   CaptureLog& log = CaptureLog::get();
   log.counters().recompiles--;
   --fn_->recompiles;
+  auto it = fn_->recompile_causes.find(recompile_cause_);
+  if (it != fn_->recompile_causes.end() && --it->second == 0) fn_->recompile_causes.erase(it);
   log.erase_event(recompile_event_);
   recompile_event_ = -1;
 }

@@ -53,6 +53,11 @@ struct GraphRecord {
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<const Plan> plan;  // what it runs as (none with backend="eager")
   int64_t calls = 0;                 // calls it served
+  // How the segment ends, as the segment says: a graph shared from the entry a call diverged from
+  // ends as it does there, and the break events of other entries are not this graph's.
+  bool ends_in_break = false;
+  BreakKind break_kind = BreakKind::ExplicitSync;
+  SourceStack break_where;
   std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
 };
 

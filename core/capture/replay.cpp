@@ -437,7 +437,10 @@ void Capture::switch_to_record() {
     const std::shared_ptr<Segment>& s = prefix_[j];
     GraphRecord& r =
         log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::shared_ptr<const Graph>(s, &s->graph));
-    r.plan = prefix_[j]->plan;
+    r.plan = s->plan;
+    r.ends_in_break = s->ends_in_break;
+    r.break_kind = s->break_kind;
+    r.break_where = s->break_where;
     r.calls++;
     new_graph_ids_.push_back(r.id());
   }

@@ -272,6 +272,9 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
     GraphRecord& rec =
         log.graph(fn_->name(), new_entry_, segment_index_, std::shared_ptr<const Graph>(seg, &seg->graph));
     rec.plan = seg->plan;
+    rec.ends_in_break = seg->ends_in_break;
+    rec.break_kind = seg->break_kind;
+    rec.break_where = seg->break_where;
     rec.calls++;
     new_graph_ids_.push_back(rec.id());
     {

@@ -328,6 +328,18 @@ class TestBoundedEventHistory(CliCase):
         rc, out, err = run(["-e", ":stats", path])
         self.assertEqual(rc, 0, err)
         self.assertRegex(out, r"\nf +3 +2 +0 +1\b")
+        # two causes, the first one's events long dropped: :stats still counts both
+        path = self.write("causes.py", """
+            import dyn
+            f = dyn.compile(lambda x: x * 2.0, name="f", dynamic=False)
+            f(dyn.ones(1))
+            f(dyn.ones(1, dtype=dyn.float64))   # the dtype of x changed
+            for n in (2, 3, 4):
+                f(dyn.ones(n))                  # dim 0 of x changed
+            """)
+        rc, out, err = run(["--event-limit", "3", "-e", ":stats", path])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"\nf +5 +5 +0 +4 +4 recompiles from 2 causes")
 
     def test_a_recompile_dropped_before_its_amendment(self):
         # A recompile that makes sizes dynamic amends its event after later events were logged;
@@ -418,6 +430,22 @@ class TestExitStatusTellsWhatHappened(CliCase):
         self.assertRegex(out, r"f\[0\]\.0 .* return\n")
         self.assertRegex(out, r"f\[1\]\.0 .* graph break \(item\) at ends\.py:5\n")
         self.assertRegex(out, r"f\[1\]\.1 .* return\n")
+        # the other way round: the older entry breaks, the newer one returns
+        script = self.write("ends2.py", """\
+            import dyn
+            def f(x):
+                y = x * 2
+                if x.shape[0] <= 4:
+                    if y.sum().item() > 0:
+                        y = y + 1
+                return y
+            cf = dyn.compile(f)
+            cf(dyn.ones(2)); cf(dyn.ones(8))
+            """)
+        rc, out, err = run(["-i", script], stdin=":graphs f\n")
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"f\[0\]\.0 .* graph break \(item\) at ends2\.py:5\n")
+        self.assertRegex(out, r"f\[1\]\.0 .* return\n")
 
     def test_a_breakpoint_on_a_function_not_compiled_yet_says_so(self):
         rc, out, err = run(["--batch", "-e", ":break recompile nosuch", self.RECOMPILES])
