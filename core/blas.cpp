@@ -1,4 +1,5 @@
-// Matrix products through OpenBLAS, opened at run time.
+// Matrix products through OpenBLAS, opened at run time; products with at most 4 rows in A run on
+// small_gemm.cpp instead.
 // Note [blas core]: Debian's OpenBLAS picks its kernels from the CPU id when it loads. On cloud VMs
 // with a generic CPU model it falls back to old SSE3 kernels, ~4x slower than the AVX-512 ones the
 // CPU supports. OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so the variable must
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/small_gemm.h"
 #include "core/thread_pool.h"
 
 namespace dyn {
@@ -121,6 +123,7 @@ void call_gemm(Fn fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
           float* c, int64_t ldc) {
+  if (small_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   call_gemm(blas().sgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 

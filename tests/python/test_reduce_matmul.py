@@ -295,5 +295,59 @@ class TestMatmul(unittest.TestCase):
                        rtol=1e-5, atol=1e-5)
 
 
+class TestFewRowProducts(unittest.TestCase):
+    """Products with at most 4 rows on the left (a batch-1 forward) run dyn's own kernels instead of
+    OpenBLAS: each element summed by one thread in an order set by k alone."""
+
+    SIZES_N = (1, 3, 4, 5, 7, 8, 31, 32, 33, 70)
+    SIZES_K = (1, 5, 8, 9, 64, 67)
+
+    def test_exact_on_small_integers_every_layout(self):
+        # products and sums of small integers are exact in float32: any indexing slip shows
+        r = rng(11)
+        for m in (1, 2, 3, 4, 5):
+            for n in self.SIZES_N:
+                for k in self.SIZES_K:
+                    a = r.integers(-3, 4, (m, k)).astype(np.float32)
+                    b = r.integers(-3, 4, (k, n)).astype(np.float32)
+                    for la in ("contig", "transposed"):
+                        for lb in ("contig", "transposed", "sliced"):
+                            with self.subTest(m=m, n=n, k=k, layouts=(la, lb)):
+                                np.testing.assert_array_equal((to_dyn(a, la) @ to_dyn(b, lb)).numpy(), a @ b)
+
+    def test_close_to_float64_and_batched(self):
+        r = rng(12)
+        for m in (1, 4):
+            for n, k in ((64, 64), (33, 67), (512, 300)):
+                a, b = r.standard_normal((3, m, k)).astype(np.float32), r.standard_normal((k, n)).astype(np.float32)
+                ref = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+                with self.subTest(m=m, n=n, k=k):
+                    assert_matches(dyn.tensor(a) @ dyn.tensor(b), ref, rtol=1e-5, atol=1e-5 * k ** 0.5)
+                    assert_matches(dyn.tensor(a) @ dyn.tensor(np.ascontiguousarray(b.T)).T, ref, rtol=1e-5,
+                                   atol=1e-5 * k ** 0.5)
+
+    def test_a_column_does_not_depend_on_its_neighbours_or_the_threads(self):
+        r = rng(13)
+        threads = dyn.get_num_threads()
+        self.addCleanup(dyn.set_num_threads, threads)
+        for k in (64, 67):
+            a = dyn.tensor(r.standard_normal((2, k)).astype(np.float32))
+            w = dyn.tensor(r.standard_normal((9000, k)).astype(np.float32))  # a Linear's weight: [out, in]
+            dyn.set_num_threads(1)
+            one = (a @ w.T).numpy()
+            dyn.set_num_threads(2)
+            np.testing.assert_array_equal((a @ w.T).numpy(), one, err_msg=f"2 threads, k={k}")
+            # columns computed four at a time, alone, or in another block: the same bits (one
+            # column alone would be a [k, 1] operand, which is read as rows, in another order)
+            for lo, hi in ((0, 2), (0, 7), (5, 9), (8995, 9000)):
+                np.testing.assert_array_equal((a @ w[lo:hi].T).numpy(), one[:, lo:hi], err_msg=f"{lo}:{hi}")
+            b = w[:3000].T.contiguous()  # row-major [in, out], small enough for dyn's kernel
+            dyn.set_num_threads(1)
+            whole = (a @ b).numpy()
+            dyn.set_num_threads(2)
+            np.testing.assert_array_equal((a @ b).numpy(), whole, err_msg=f"row-major B, 2 threads, k={k}")
+            np.testing.assert_array_equal(whole[:, 5:45], (a @ b[:, 5:45].contiguous()).numpy())
+
+
 if __name__ == "__main__":
     unittest.main()
