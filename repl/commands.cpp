@@ -326,7 +326,9 @@ const std::vector<Command>& commands() {
        CompleteWith::Files, cmd_run},
       {"graphs", "[FN]", "every captured graph: id, function, entry, segment, ops, calls",
        "One line per graph: its id FN[ENTRY].SEGMENT, the function, the cache entry, the segment, its op count, how "
-       "many calls it served, and how it ends (a graph break and where, or the return).",
+       "many calls it served, and how it ends (a graph break and where, or the return). Of compiled functions that "
+       "no longer exist (dyn.compile applied anew in a loop) the newest 1000 graphs are kept (all with --event-limit "
+       "0).",
        CompleteWith::Functions, cmd_graphs},
       {"graph", "[ID or FN] [-v]", "one graph, one node per line with its source line",
        "Shows a graph (ID like f[0].1), every segment of a cache entry (f[0]), or of a function's newest entry (f); "

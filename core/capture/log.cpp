@@ -82,7 +82,25 @@ void CaptureLog::remove_graph(const std::string& id) {
                 graphs_.end());
 }
 
-GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g) {
+// Without this, each function compiled anew in a loop left its graphs (about 9 KB for 21 ops) for
+// the life of the process.
+void CaptureLog::trim_dead_graphs() {
+  if (limit_ == 0) return;
+  size_t dead = 0;
+  for (const auto& r : graphs_) dead += r->owner.expired();
+  if (dead <= kDeadFunctionGraphs) return;
+  size_t drop = dead - kDeadFunctionGraphs;
+  auto keep = std::remove_if(graphs_.begin(), graphs_.end(), [&](const std::unique_ptr<GraphRecord>& r) {
+    if (drop == 0 || !r->owner.expired()) return false;
+    --drop;
+    by_id_.erase(r->id());
+    return true;
+  });
+  graphs_.erase(keep, graphs_.end());
+}
+
+GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g,
+                               std::weak_ptr<const CompiledFunction> owner) {
   std::string id = fn + "[" + std::to_string(entry) + "]." + std::to_string(segment);
   auto it = by_id_.find(id);
   if (it != by_id_.end()) return *it->second;
@@ -91,6 +109,8 @@ GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, st
   r->entry = entry;
   r->segment = segment;
   r->graph = std::move(g);
+  r->owner = std::move(owner);
+  trim_dead_graphs();
   GraphRecord* p = r.get();
   graphs_.push_back(std::move(r));
   by_id_[id] = p;

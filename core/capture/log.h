@@ -45,6 +45,8 @@ struct Event {
 bool parse_entry_id(const std::string& s, std::string* fn, int* entry);
 
 // One compiled segment as the tools show it: id "fn[entry].segment".
+class CompiledFunction;
+
 struct GraphRecord {
   std::string fn;
   int entry = 0;
@@ -53,6 +55,8 @@ struct GraphRecord {
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<const Plan> plan;  // what it runs as (none with backend="eager")
   int64_t calls = 0;                 // calls it served
+  // The compiled function it belongs to: expired once that is gone (CaptureLog::graph trims).
+  std::weak_ptr<const CompiledFunction> owner;
   // How the segment ends, as the segment says: a graph shared from the entry a call diverged from
   // ends as it does there, and the break events of other entries are not this graph's.
   bool ends_in_break = false;
@@ -71,6 +75,9 @@ struct Counters {
 // program that keeps recompiling (dyn.compile in a loop) must not grow the log without end.
 using EventList = std::deque<Event>;
 constexpr size_t kDefaultEventLimit = 10000;
+// Graphs of compiled functions that no longer exist (dyn.compile in a loop, each one dropped) are
+// kept up to this many, the newest; every graph while the event limit is 0 (keep everything).
+constexpr size_t kDeadFunctionGraphs = 1000;
 
 class CaptureLog {
  public:
@@ -99,8 +106,9 @@ class CaptureLog {
     if (i >= 0 && i < static_cast<int64_t>(events_.size())) events_.erase(events_.begin() + i);
   }
   Counters& counters() { return counters_; }
-  // Stores a compiled graph once per id; returns the stored record.
-  GraphRecord& graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g);
+  // Stores a compiled graph of `owner` once per id; returns the stored record.
+  GraphRecord& graph(const std::string& fn, int entry, int segment, std::shared_ptr<const Graph> g,
+                     std::weak_ptr<const CompiledFunction> owner);
   const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
   GraphRecord* find_graph(const std::string& id);
   void remove_graph(const std::string& id);
@@ -120,6 +128,7 @@ class CaptureLog {
   int64_t dropped_ = 0;
   size_t limit_ = kDefaultEventLimit;
   void trim();
+  void trim_dead_graphs();
   Counters counters_;
   std::vector<std::unique_ptr<GraphRecord>> graphs_;
   std::map<std::string, GraphRecord*> by_id_;

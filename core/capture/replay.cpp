@@ -436,7 +436,7 @@ void Capture::switch_to_record() {
   for (size_t j = 0; j < prefix_.size(); ++j) {
     const std::shared_ptr<Segment>& s = prefix_[j];
     GraphRecord& r =
-        log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::shared_ptr<const Graph>(s, &s->graph));
+        log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::shared_ptr<const Graph>(s, &s->graph), fn_);
     r.plan = s->plan;
     r.ends_in_break = s->ends_in_break;
     r.break_kind = s->break_kind;

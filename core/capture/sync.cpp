@@ -270,7 +270,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   for (Value& v : seg->graph.values) v.drop_input();  // the cache must not keep user tensors alive
   if (commit && new_entry_ >= 0) {
     GraphRecord& rec =
-        log.graph(fn_->name(), new_entry_, segment_index_, std::shared_ptr<const Graph>(seg, &seg->graph));
+        log.graph(fn_->name(), new_entry_, segment_index_, std::shared_ptr<const Graph>(seg, &seg->graph), fn_);
     rec.plan = seg->plan;
     rec.ends_in_break = seg->ends_in_break;
     rec.break_kind = seg->break_kind;

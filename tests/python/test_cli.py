@@ -341,6 +341,31 @@ class TestBoundedEventHistory(CliCase):
         self.assertEqual(rc, 0, err)
         self.assertRegex(out, r"\nf +5 +5 +0 +4 +4 recompiles from 2 causes")
 
+    def test_graphs_of_functions_that_are_gone_are_bounded(self):
+        # dyn.compile in a loop: each function dies after its call; the log keeps the newest 1000
+        # of their graphs (and every graph of a function still alive), all with a limit of 0
+        rc, out, err = run(["-c", textwrap.dedent("""
+            import dyn
+            keep = dyn.compile(lambda x: x - 1.0, name="kept")
+            keep(dyn.ones(2))
+            def f(x):
+                return x * 2.0
+            for i in range(1100):
+                dyn.compile(f)(dyn.ones(2))
+            ids = [g.id for g in dyn.debug.graphs()]
+            print("graphs", len(ids), "kept" , "kept[0].0" in ids, "newest", "f#1100[0].0" in ids, "oldest", "f[0].0" in ids)
+            dyn.debug.reset()
+            dyn.debug.set_event_limit(0)
+            for i in range(1100):
+                dyn.compile(f)(dyn.ones(2))
+            print("unbounded", len(dyn.debug.graphs()))
+        """)])
+        self.assertEqual(rc, 0, err)
+        # 1000 of the dead functions' graphs, the newest function's (alive when it was stored: the
+        # log trims as it stores) and the kept function's
+        self.assertIn("graphs 1002 kept True newest True oldest False", out)
+        self.assertIn("unbounded 1100", out)
+
     def test_a_recompile_dropped_before_its_amendment(self):
         # A recompile that makes sizes dynamic amends its event after later events were logged;
         # with a history of one event it is gone by then, and nothing breaks.
