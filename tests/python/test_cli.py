@@ -436,14 +436,13 @@ class TestExitStatusTellsWhatHappened(CliCase):
         self.assertRegex(before, r"\n\s*1\s+compile")
         self.assertNotRegex(after, r"\n\s*1\s+compile")
 
-    def test_a_graph_ends_with_its_own_entrys_break(self):
-        # f[0].0 returns; the recompiled f[1].0 breaks at .item(). The break is f[1]'s only: an
-        # older entry's graph never shows a newer entry's break.
-        script = self.write("ends.py", """\
+    def graphs_of_a_branch(self, name, cond):
+        """:graphs of f called with 2 then 8 elements, breaking at .item() where `cond` holds."""
+        script = self.write(name, f"""\
             import dyn
             def f(x):
                 y = x * 2
-                if x.shape[0] > 4:
+                if {cond}:
                     if y.sum().item() > 0:
                         y = y + 1
                 return y
@@ -452,23 +451,17 @@ class TestExitStatusTellsWhatHappened(CliCase):
             """)
         rc, out, err = run(["-i", script], stdin=":graphs f\n")
         self.assertEqual(rc, 0, err)
+        return out
+
+    def test_a_graph_ends_with_its_own_entrys_break(self):
+        # f[0].0 returns; the recompiled f[1].0 breaks at .item(). The break is f[1]'s only: an
+        # older entry's graph never shows a newer entry's break.
+        out = self.graphs_of_a_branch("ends.py", "x.shape[0] > 4")
         self.assertRegex(out, r"f\[0\]\.0 .* return\n")
         self.assertRegex(out, r"f\[1\]\.0 .* graph break \(item\) at ends\.py:5\n")
         self.assertRegex(out, r"f\[1\]\.1 .* return\n")
         # the other way round: the older entry breaks, the newer one returns
-        script = self.write("ends2.py", """\
-            import dyn
-            def f(x):
-                y = x * 2
-                if x.shape[0] <= 4:
-                    if y.sum().item() > 0:
-                        y = y + 1
-                return y
-            cf = dyn.compile(f)
-            cf(dyn.ones(2)); cf(dyn.ones(8))
-            """)
-        rc, out, err = run(["-i", script], stdin=":graphs f\n")
-        self.assertEqual(rc, 0, err)
+        out = self.graphs_of_a_branch("ends2.py", "x.shape[0] <= 4")
         self.assertRegex(out, r"f\[0\]\.0 .* graph break \(item\) at ends2\.py:5\n")
         self.assertRegex(out, r"f\[1\]\.0 .* return\n")
 
