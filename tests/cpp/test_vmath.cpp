@@ -131,6 +131,21 @@ TEST(VmathFloat, ExpSpecialValues) {
   }
   EXPECT_EQ(avx2_one(Fn::exp, 88.7229f), inf);
   EXPECT_EQ(float_to_bits(avx2_one(Fn::exp, -110.0f)), 0u);
+  // A vector that mixes lanes past -104 (zeroed, not computed: a causal mask's -inf) with
+  // subnormal, normal and NaN results: each lane as it is alone.
+  const float mixed[8] = {-inf, 1.0f, -104.5f, -100.0f, -103.9f, nan, -200.0f, 0.5f};
+  float got[8];
+  dyn::vmath::detail::map_avx2(Fn::exp, mixed, got, 8);
+  for (int j = 0; j < 8; ++j) {
+    float alone = avx2_one(Fn::exp, mixed[j]);
+    if (std::isnan(alone))
+      EXPECT_TRUE(std::isnan(got[j])) << j;
+    else
+      EXPECT_EQ(float_to_bits(got[j]), float_to_bits(alone)) << mixed[j];
+  }
+  EXPECT_GT(got[3], 0.0f);
+  EXPECT_EQ(float_to_bits(got[0]), 0u);
+  EXPECT_EQ(float_to_bits(got[2]), 0u);
 }
 
 TEST(VmathFloat, SpecialValues) {
