@@ -70,19 +70,24 @@ struct LoopPlan {
     int64_t inner_len = shape[ndim - 1];
     int64_t istr[N];
     for (int k = 0; k < N; ++k) istr[k] = strides[k][ndim - 1];
+    // Offsets are carried from run to run rather than recomputed from the index: a permuted copy
+    // walks runs of a few elements, where the recomputation cost more than the copying.
+    int64_t off[N];
+    for (int k = 0; k < N; ++k) {
+      off[k] = 0;
+      for (int d = 0; d < ndim; ++d) off[k] += idx[d] * strides[k][d];
+    }
     int64_t pos = begin;
     while (pos < end) {
       char* p[N];
-      for (int k = 0; k < N; ++k) {
-        int64_t off = 0;
-        for (int d = 0; d < ndim; ++d) off += idx[d] * strides[k][d];
-        p[k] = base[k] + off;
-      }
+      for (int k = 0; k < N; ++k) p[k] = base[k] + off[k];
       int64_t n = std::min(inner_len - idx[ndim - 1], end - pos);
       inner(p, istr, n);
       pos += n;
       idx[ndim - 1] += n;
+      for (int k = 0; k < N; ++k) off[k] += n * istr[k];
       for (int d = ndim - 1; d > 0 && idx[d] >= shape[d]; --d) {
+        for (int k = 0; k < N; ++k) off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
         idx[d] = 0;
         ++idx[d - 1];
       }

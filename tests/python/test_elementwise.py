@@ -288,6 +288,27 @@ class TestLarge(unittest.TestCase):
                         out.mul_(tb).add_(1.5)
                         assert_matches(out, a * b + nd.type(1.5), exact=True)
 
+    def test_permuted_operands_in_short_runs(self):
+        # A permuted tensor is walked in runs of its innermost contiguous dim (here 5 or 17
+        # elements) from run to run; threads start mid-run.
+        r = rng(13)
+        a = r.standard_normal((70, 33, 5, 17)).astype(np.float32)
+        c = r.standard_normal((17,)).astype(np.float32)
+        before = dyn.get_num_threads()
+        try:
+            for threads in (1, 2):
+                dyn.set_num_threads(threads)
+                for perm in ((2, 0, 1, 3), (1, 3, 0, 2), (3, 2, 1, 0)):
+                    x, ref = dyn.tensor(a).permute(*perm), a.transpose(perm)
+                    with self.subTest(threads=threads, perm=perm):
+                        assert_matches(x.contiguous(), ref, exact=True)
+                        assert_matches(x + 1.5, ref + np.float32(1.5), exact=True)
+                        if ref.shape[-1] == 17:
+                            assert_matches(x * dyn.tensor(c), ref * c, exact=True)
+                        assert_matches(x[..., ::2].neg(), -ref[..., ::2], exact=True)
+        finally:
+            dyn.set_num_threads(before)
+
 
 class TestScalarsAndPromotion(unittest.TestCase):
     def test_python_scalars_both_sides(self):
