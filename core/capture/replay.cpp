@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -128,9 +129,9 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   // A dynamic graph's size arguments: each must fit its form (binding a symbol met first here),
   // and is then compared as if it were the traced one.
   const Attrs* now = &a;
-  Attrs as_traced;
+  std::optional<Attrs> as_traced;  // built only for a dynamic graph's size arguments
   if (!n.sym_attrs.empty()) {
-    as_traced = a;
+    as_traced.emplace(a);
     for (const SymAttr& sa : n.sym_attrs) {
       int64_t x = 0, was = 0;
       if (!int_slot(a, sa.slot, &x) || !sym_match(sa.e, x, &binds_[entry])) {
@@ -143,9 +144,9 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
         return false;
       }
       int_slot(n.attrs, sa.slot, &was);
-      set_int_slot(&as_traced, sa.slot, was);
+      set_int_slot(&*as_traced, sa.slot, was);
     }
-    now = &as_traced;
+    now = &*as_traced;
   }
   if (!attrs_match(op, n.attrs, *now)) {
     explain_attrs(op, n.attrs, *now, f);
@@ -211,17 +212,20 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
 }
 
 bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor* self, std::vector<Tensor>* out) {
-  // A dynamic candidate checks the sizes this call gives: infer once for all of them.
-  OutMeta metas[2];
-  bool inferred = false;
+  // A dynamic candidate checks the sizes this call gives: infer once for all of them. (Built only
+  // then: two OutMetas are four Dims to zero on every replayed op.)
+  struct Metas {
+    OutMeta m[2];
+  };
+  std::optional<Metas> inferred;
   for (int e : candidates_)
     if (!self && fn_->entries_[e].segments[segment_index_]->graph.dynamic) {
-      op_def(op).infer(in, a, metas);
-      inferred = true;
+      op_def(op).infer(in, a, inferred.emplace().m);
       break;
     }
+  const OutMeta* metas = inferred ? inferred->m : nullptr;
   for (size_t i = 0; i < candidates_.size();) {
-    if (check_node(candidates_[i], op, in, a, self, inferred ? metas : nullptr, &scratch_failure_)) {
+    if (check_node(candidates_[i], op, in, a, self, metas, &scratch_failure_)) {
       ++i;
     } else {
       drop_candidate(i, std::move(scratch_failure_));
@@ -285,12 +289,12 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
     // geometry comes from this call's input, as eager mode would give it.
     OutMeta m;
     op_def(op).infer(in, a, &m);
-    make_lazy_outputs(g, n, out, inferred ? metas : nullptr);
+    make_lazy_outputs(g, n, out, metas);
     TensorImpl* p = out->back().impl();
     p->strides_ = m.strides;
     p->offset_ = m.offset;
   } else {
-    make_lazy_outputs(g, n, out, inferred ? metas : nullptr);
+    make_lazy_outputs(g, n, out, metas);
   }
   return true;
 }
