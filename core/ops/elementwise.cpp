@@ -39,9 +39,11 @@ void run_fill(const Tensor& out, F f) {
       for (int64_t i = 0; i < n; ++i) o[i] = f();
       return;
     }
+    char* o = p[0];
+    const int64_t so = s[0];
     for (int64_t i = 0; i < n; ++i) {
       To v = f();
-      std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+      std::memcpy(o + i * so, &v, sizeof(To));
     }
   });
 }
@@ -50,15 +52,20 @@ template <typename To, typename Ti, typename F>
 void run_unary(const Tensor& out, const Tensor& a, F f) {
   const Tensor* ops[2] = {&out, &a};
   LoopPlan<2> plan(ops);
-  plan.run([&](char** p, const int64_t* s, int64_t n) {
+  plan.run_tiled([&](char** p, const int64_t* s, int64_t n) {
     if (s[0] == sizeof(To) && s[1] == sizeof(Ti)) {
       To* o = reinterpret_cast<To*>(p[0]);
       const Ti* x = reinterpret_cast<const Ti*>(p[1]);
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
     } else {
+      // Pointers and strides in locals: a store through char* may alias them, and the compiler
+      // reloaded both every element (a transpose spent half its time there).
+      char* o = p[0];
+      const char* x = p[1];
+      const int64_t so = s[0], sx = s[1];
       for (int64_t i = 0; i < n; ++i) {
-        To v = f(load<Ti>(p[1] + i * s[1]));
-        std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+        To v = f(load<Ti>(x + i * sx));
+        std::memcpy(o + i * so, &v, sizeof(To));
       }
     }
   });
@@ -74,11 +81,14 @@ void run_unary_blocks(const Tensor& out, const Tensor& a, F f) {
     if (s[0] == sizeof(T) && s[1] == sizeof(T))
       return f(reinterpret_cast<const T*>(p[1]), reinterpret_cast<T*>(p[0]), n);
     T buf[block::kBlock];
+    char* o = p[0];
+    const char* x = p[1];
+    const int64_t so = s[0], sx = s[1];
     for (int64_t b = 0; b < n; b += block::kBlock) {
       int64_t m = std::min<int64_t>(block::kBlock, n - b);
-      for (int64_t i = 0; i < m; ++i) buf[i] = load<T>(p[1] + (b + i) * s[1]);
+      for (int64_t i = 0; i < m; ++i) buf[i] = load<T>(x + (b + i) * sx);
       f(buf, buf, m);
-      for (int64_t i = 0; i < m; ++i) std::memcpy(p[0] + (b + i) * s[0], &buf[i], sizeof(T));
+      for (int64_t i = 0; i < m; ++i) std::memcpy(o + (b + i) * so, &buf[i], sizeof(T));
     }
   });
 }
@@ -136,9 +146,12 @@ void run_binary(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
       const Ti xv = *x;
       for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
     } else {
+      char* po = p[0];
+      const char *px = p[1], *py = p[2];
+      const int64_t so = s[0], sx = s[1], sy = s[2];
       for (int64_t i = 0; i < n; ++i) {
-        To v = f(load<Ti>(p[1] + i * s[1]), load<Ti>(p[2] + i * s[2]));
-        std::memcpy(p[0] + i * s[0], &v, sizeof(To));
+        To v = f(load<Ti>(px + i * sx), load<Ti>(py + i * sy));
+        std::memcpy(po + i * so, &v, sizeof(To));
       }
     }
   });
@@ -438,9 +451,12 @@ void kernel_where(InSpan in, const Attrs&, OutSpan out) {
     const Tensor* ops[4] = {&out[0], &in[0], &x, &y};
     LoopPlan<4> plan(ops);
     plan.run([&](char** p, const int64_t* s, int64_t n) {
+      char* o = p[0];
+      const char *c = p[1], *x = p[2], *y = p[3];
+      const int64_t so = s[0], sc = s[1], sx = s[2], sy = s[3];
       for (int64_t i = 0; i < n; ++i) {
-        T v = load<bool>(p[1] + i * s[1]) ? load<T>(p[2] + i * s[2]) : load<T>(p[3] + i * s[3]);
-        std::memcpy(p[0] + i * s[0], &v, sizeof(T));
+        T v = load<bool>(c + i * sc) ? load<T>(x + i * sx) : load<T>(y + i * sy);
+        std::memcpy(o + i * so, &v, sizeof(T));
       }
     });
   });

@@ -309,6 +309,29 @@ class TestLarge(unittest.TestCase):
         finally:
             dyn.set_num_threads(before)
 
+    def test_transposing_copies_and_casts(self):
+        # Outputs whose contiguous dim is strided in the input (a transpose, NCHW -> NHWC) are
+        # walked in tiles; edge tiles are partial (300 = 4 * 64 + 44, 37 = 4 * 8 + 5).
+        r = rng(14)
+        before = dyn.get_num_threads()
+        try:
+            for threads in (1, 2):
+                dyn.set_num_threads(threads)
+                for shape, perm in (((512, 512), (1, 0)), ((3, 200, 300), (0, 2, 1)), ((300, 37), (1, 0)),
+                                    ((6, 40, 50, 9), (0, 3, 2, 1))):
+                    a = r.standard_normal(shape).astype(np.float32)
+                    x, ref = dyn.tensor(a).permute(*perm), a.transpose(perm)
+                    with self.subTest(threads=threads, shape=shape, perm=perm):
+                        assert_matches(x.contiguous(), ref, exact=True)
+                        assert_matches(x.double(), ref.astype(np.float64), exact=True)
+                        assert_matches(x.to(dyn.int64), ref.astype(np.int64), exact=True)
+                        assert_matches(x.abs(), np.abs(ref), exact=True)
+                        out = dyn.zeros(*ref.shape)
+                        out.copy_(x)
+                        assert_matches(out, ref, exact=True)
+        finally:
+            dyn.set_num_threads(before)
+
 
 class TestScalarsAndPromotion(unittest.TestCase):
     def test_python_scalars_both_sides(self):
