@@ -319,7 +319,8 @@ class TestMatmul(unittest.TestCase):
 
 
 class TestFewRowProducts(unittest.TestCase):
-    """Products with at most 4 rows on the left (a batch-1 forward) run dyn's own kernels instead of
+    """Products with few rows on the left (a batch-1 forward, a few sequences decoding; at most 16
+    rows against a transposed B, 8 against a row-major one) run dyn's own kernels instead of
     OpenBLAS: each element summed by one thread in an order set by k alone."""
 
     SIZES_N = (1, 3, 4, 5, 7, 8, 31, 32, 33, 70)
@@ -328,7 +329,7 @@ class TestFewRowProducts(unittest.TestCase):
     def test_exact_on_small_integers_every_layout(self):
         # products and sums of small integers are exact in float32: any indexing slip shows
         r = rng(11)
-        for m in (1, 2, 3, 4, 5):
+        for m in (1, 2, 3, 4, 5, 8, 9, 16, 17):
             for n in self.SIZES_N:
                 for k in self.SIZES_K:
                     a = r.integers(-3, 4, (m, k)).astype(np.float32)
@@ -370,6 +371,24 @@ class TestFewRowProducts(unittest.TestCase):
             dyn.set_num_threads(2)
             np.testing.assert_array_equal((a @ b).numpy(), whole, err_msg=f"row-major B, 2 threads, k={k}")
             np.testing.assert_array_equal(whole[:, 5:45], (a @ b[:, 5:45].contiguous()).numpy())
+
+    def test_a_row_does_not_depend_on_the_rows_computed_with_it(self):
+        # Rows go a register tile at a time: a decoding batch [b, 1, k] @ W.T folds into one product
+        # of b rows, and each row must be what that sequence alone would get.
+        r = rng(14)
+        for k, n in ((64, 64), (67, 300)):
+            w = dyn.tensor(r.standard_normal((n, k)).astype(np.float32))
+            x = dyn.tensor(r.standard_normal((16, 1, k)).astype(np.float32))
+            for rows in (5, 8, 16):
+                with self.subTest(k=k, n=n, rows=rows):
+                    batch = (x[:rows] @ w.T).numpy()
+                    for i in range(rows):
+                        np.testing.assert_array_equal(batch[i], (x[i] @ w.T).numpy())
+            b = w[:, :64].contiguous()  # row-major [n, 64] as B of a [rows, n] A
+            a = dyn.tensor(r.standard_normal((8, n)).astype(np.float32))
+            whole = (a @ b).numpy()
+            for i in range(8):
+                np.testing.assert_array_equal(whole[i], (a[i:i + 1] @ b).numpy()[0])
 
 
 if __name__ == "__main__":
