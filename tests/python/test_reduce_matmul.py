@@ -304,6 +304,17 @@ class TestMatmul(unittest.TestCase):
                                  x)):
             with self.subTest(view=name):
                 assert_matches(view @ tw, ref(arr), rtol=1e-4, atol=1e-4)
+        # one row per batch (a view's row stride is then not the batch stride), one column of k, a
+        # B with a batch dim of size 1
+        x1 = r.standard_normal((8, 64)).astype(np.float32)
+        for name, view, arr in (("rows of 1", dyn.tensor(x1).unsqueeze(1), x1[:, None]),
+                                ("rows of 1, strided", tx[:, 3:4], x[:, 3:4]),
+                                ("k of 1", dyn.tensor(x1[:, :1]).reshape(2, 4, 1), x1[:, :1].reshape(2, 4, 1))):
+            with self.subTest(view=name):
+                wk = w[:arr.shape[-1]]
+                assert_matches(view @ dyn.tensor(wk), (arr.astype(np.float64) @ wk).astype(np.float32), rtol=1e-4,
+                               atol=1e-4)
+        assert_matches(tx @ tw.unsqueeze(0), ref(x), rtol=1e-4, atol=1e-4)
         x4 = r.integers(-50, 50, (2, 1, 3, 5, 7)).astype(np.int64)
         w4 = r.integers(-50, 50, (7, 4)).astype(np.int64)
         assert_matches(dyn.tensor(x4) @ dyn.tensor(w4), x4 @ w4)  # exact, size-1 batch dims included
