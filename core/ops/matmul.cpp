@@ -1,5 +1,6 @@
 // matmul: 1-D and 2-D operands, and batched with broadcasting, on BLAS for floats.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "core/blas.h"
@@ -104,7 +105,7 @@ void kernel_matmul(InSpan in, const Attrs&, OutSpan out) {
       if (s.batch[d] != 1 && (b.strides()[d] != 0 || a.strides()[d] != step)) rows_even = false;
       step *= s.batch[d];
     }
-    if (rows_even) {
+    if (rows_even && s.m * batches <= std::numeric_limits<int>::max()) {  // BLAS takes int sizes
       s.m *= batches;
       batches = 1;
     }
