@@ -1,5 +1,5 @@
-// Matrix products through OpenBLAS, opened at run time; products with at most 4 rows in A run on
-// small_gemm.cpp instead.
+// Matrix products through OpenBLAS, opened at run time; products with few rows in A (at most 16)
+// run on small_gemm.cpp instead.
 // Note [blas core]: Debian's OpenBLAS picks its kernels from the CPU id when it loads. On cloud VMs
 // with a generic CPU model it falls back to old SSE3 kernels, ~4x slower than the AVX-512 ones the
 // CPU supports. OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so the variable must
