@@ -8,6 +8,7 @@
 #include "python/py_common.h"
 #include "viz/dot.h"
 #include "viz/render.h"
+#include "viz/views.h"
 
 // The frame API needs Python.h (from py_common.h) first.
 #include <frameobject.h>
@@ -568,6 +569,42 @@ DYN_FAST(f_render) {
   return PyBytes_FromStringAndSize(data.data(), static_cast<Py_ssize_t>(data.size()));
 }
 
+DYN_FAST(f_profile) {
+  PyObject* a[1];
+  parse_args("_profile", args, nargs, kw, {"target"}, 1, a);
+  std::vector<viz::StepRow> rows = viz::step_rows(str_arg("profile", "target", a[0]));
+  PyObject* list = PyList_New(0);
+  for (const viz::StepRow& r : rows) {
+    PyObject* d = PyDict_New();
+    set_item(d, "graph", str_obj(r.graph->id()));
+    set_item(d, "plan", PyLong_FromLong(r.plan));
+    set_item(d, "step", PyLong_FromLong(r.step));
+    set_item(d, "kind", str_obj(r.kind));
+    set_item(d, "what", str_obj(r.what));
+    if (r.file.empty()) {
+      PyDict_SetItemString(d, "file", Py_None);
+      PyDict_SetItemString(d, "line", Py_None);
+      PyDict_SetItemString(d, "source", Py_None);
+    } else {
+      set_item(d, "file", str_obj(r.file));
+      set_item(d, "line", PyLong_FromLong(r.lines[0]));
+      set_item(d, "source", str_obj(r.text));
+    }
+    set_item(d, "lines", int_list(r.lines));
+    set_item(d, "runs", PyLong_FromLongLong(r.runs));
+    set_item(d, "seconds", PyFloat_FromDouble(r.seconds));
+    PyList_Append(list, d);
+    Py_DECREF(d);
+  }
+  return list;
+}
+
+DYN_FAST(f_reset_profile) {
+  parse_args("_reset_profile", args, nargs, kw, {}, 0, nullptr);
+  query::clear_step_times();
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_reset) {
   parse_args("_reset", args, nargs, kw, {}, 0, nullptr);
   query::reset();
@@ -591,6 +628,8 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_counters", f_counters, "capture counters and timings"),
     DYN_ENTRY("_graphs", f_graphs, "every captured graph"),
     DYN_ENTRY("_reset", f_reset, "forget graphs, events and compiled plans"),
+    DYN_ENTRY("_profile", f_profile, "the time of each plan step of the graphs a target names ('' for all)"),
+    DYN_ENTRY("_reset_profile", f_reset_profile, "zero every plan step's time"),
     DYN_ENTRY("_dot", f_dot, "DOT text of a graph, an entry or a function's newest entry"),
     DYN_ENTRY("_render", f_render, "a graph rendered by graphviz as 'svg' or 'png' bytes"),
     {nullptr, nullptr, 0, nullptr},

@@ -118,6 +118,28 @@ void cmd_events(Session& s, const Args& a) {
   s.out(viz::events_text(kind, fn));
 }
 
+void cmd_profile(Session& s, const Args& a) {
+  Args rest;
+  bool reset = false;
+  for (const std::string& x : a) {
+    if (x == "--reset")
+      reset = true;
+    else if (x.size() > 1 && x[0] == '-')
+      throw CommandError{
+          fmt::format("unknown option '{}'; usage: :profile [ID or FN]  or  :profile --reset", shown(x))};
+    else
+      rest.push_back(x);
+  }
+  if (reset) {
+    if (!rest.empty()) throw CommandError{"--reset takes no graph: it clears every step time; usage: :profile --reset"};
+    query::clear_step_times();
+    s.out("step times cleared (graphs and plans stay); the next calls are timed afresh\n");
+    return;
+  }
+  at_most(rest, 1, ":profile [ID or FN]");
+  s.out(viz::profile_text(rest.empty() ? "" : rest[0]));
+}
+
 void cmd_stats(Session& s, const Args& a) {
   at_most(a, 0, ":stats");
   s.out(viz::stats_text());
@@ -365,6 +387,15 @@ const std::vector<Command>& commands() {
        "tracing, replaying, compiling and executing; one line per compiled function, flagged when its recompiles "
        "share one cause, when it recompiles often, or when it fell back to eager.",
        CompleteWith::Nothing, cmd_stats},
+      {"profile", "[ID or FN] [--reset]", "where compiled time goes: each plan step's time and source line",
+       "Every compiled graph runs as the steps of its plan (:graph -v lists them); each step's wall time is added "
+       "up over the calls that ran it. Without an argument: the 15 steps that took the most time over all graphs, "
+       "then each graph's total. With a graph id (f[0].1), a cache entry (f[0]) or a function (its newest entry): "
+       "every step that ran, in plan order, with its share of the graph's time, its time in all and a run, how "
+       "often it ran, its kind (kernel, fused, view, in_place, move, free), what it runs and the user's line (a "
+       "fused step lists its lines). The first run of a graph (when it was traced) is counted too: --reset clears "
+       "every time, so that the next calls are measured warm.",
+       CompleteWith::Graphs, cmd_profile},
       {"diff", "A B", "two graphs or two cache entries side by side",
        "A and B are graph ids (f[0].1), cache entries (f[0]) or '.', the trace a call stopped at a recompile or "
        "guard failure is recording (what it kept of the entry it diverged from, and what it recorded since). Shows the "

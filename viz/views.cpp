@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 #include "core/error.h"
 #include "core/query/query.h"
@@ -91,6 +92,92 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
 }
 
 namespace {
+
+std::string short_text(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n - 3) + "...";
+  return s;
+}
+
+// Step i of times p of graph r, described as :graph -v's plan does.
+StepRow step_row(const GraphRecord& r, int plan_index, const PlanTimes& p, size_t i) {
+  const Graph& g = *r.graph;
+  StepRow row;
+  row.graph = &r;
+  row.plan = plan_index;
+  row.step = static_cast<int>(i);
+  row.runs = p.steps[i].runs;
+  row.seconds = p.steps[i].seconds;
+  std::vector<int> nodes;
+  if (p.plan) {
+    const Step& s = p.plan->steps[i];
+    row.kind = step_kind_name(s.kind);
+    row.what = print_step(g, *p.plan, i);
+    if (s.kind == StepKind::Fused)
+      nodes = fused_nodes(p.plan->loop(s));
+    else if (s.kind != StepKind::Free)
+      nodes = {s.node};
+  } else {
+    row.kind = "node";
+    row.what = print_node(g, g.nodes[i]);
+    if (size_t hash = row.what.find("  #"); hash != std::string::npos) row.what.resize(hash);
+    while (!row.what.empty() && row.what.back() == ' ') row.what.pop_back();
+    nodes = {static_cast<int>(i)};
+  }
+  // A fused step's lines: those of the file its first node is in.
+  for (int k : nodes) {
+    SourceLoc t = g.nodes[static_cast<size_t>(k)].where.top();
+    if (!t.known()) continue;
+    if (row.file.empty()) {
+      row.file = *t.file;
+      row.text = source_line(*t.file, t.line);
+    }
+    if (*t.file == row.file && std::find(row.lines.begin(), row.lines.end(), t.line) == row.lines.end())
+      row.lines.push_back(t.line);
+  }
+  return row;
+}
+
+// "a.py:12" or, for a fused step, "a.py:12,13,15" (at most four lines).
+std::string where_text(const StepRow& r) {
+  if (r.file.empty()) return "";
+  SourceLoc first;
+  first.file = &r.file;
+  first.line = r.lines[0];
+  std::string out = first.str();
+  for (size_t i = 1; i < r.lines.size() && i < 4; ++i) out += "," + std::to_string(r.lines[i]);
+  if (r.lines.size() > 4) out += ",...";
+  return out;
+}
+
+// A step time: ms down to 1 ms, us below (as PyTorch's profiler prints).
+std::string ms(double s) { return s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
+
+// Right-aligned to a fixed width, so that a table's columns do not move with the digits.
+std::string share(double part, double whole) {
+  return fmt::format("{:>7}", whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "-");
+}
+
+std::string time_cell(double s) { return fmt::format("{:>11}", ms(s)); }
+
+// Free steps only drop references: one row for all of them (Python's profile() lists each).
+void add_free_row(std::span<const StepRow> rows, double whole, std::vector<std::vector<std::string>>* cells,
+                  size_t graph_column) {
+  double t = 0;
+  int n = 0;
+  for (const StepRow& r : rows)
+    if (r.kind == "free") t += r.seconds, ++n;
+  if (!n) return;
+  std::vector<std::string> c = {share(t, whole),
+                                time_cell(t),
+                                "",
+                                "",
+                                "",
+                                "free",
+                                fmt::format("{} step{} releasing buffers", n, n == 1 ? "" : "s"),
+                                ""};
+  if (graph_column) c.insert(c.begin() + 4, "");
+  cells->push_back(std::move(c));
+}
 
 std::string how_it_ends(const GraphRecord& r) {
   if (r.ends_in_break)
@@ -317,6 +404,115 @@ std::string events_text(const std::string& kind_in, const std::string& fn) {
         dropped, dropped == 1 ? " was" : "s were", query::event_limit());
   if (rows.size() == 1) return note + "no events\n";
   return note + table(rows);
+}
+
+std::vector<StepRow> step_rows(const std::string& target) {
+  std::vector<const GraphRecord*> records;
+  if (target.empty()) {
+    // As in :graphs, dyn.debug.explain's one-off runs are shown when asked for by name.
+    for (const auto& r : query::graphs())
+      if (r->fn.rfind("explain(", 0) != 0) records.push_back(r);
+  } else
+    records = resolve_graphs(target);
+  std::vector<StepRow> out;
+  std::set<const SegmentTimes*> seen;
+  for (const GraphRecord* r : records) {
+    if (!r->times || !seen.insert(r->times.get()).second) continue;
+    for (size_t p = 0; p < r->times->plans.size(); ++p) {
+      const PlanTimes& t = r->times->plans[p];
+      for (size_t i = 0; i < t.steps.size(); ++i)
+        if (t.steps[i].runs > 0) out.push_back(step_row(*r, static_cast<int>(p), t, i));
+    }
+  }
+  return out;
+}
+
+std::string profile_text(const std::string& target) {
+  std::vector<StepRow> rows = step_rows(target);
+  if (rows.empty()) {
+    if (target.empty() && query::graphs().empty()) return "no graphs captured yet: call a dyn.compile'd function\n";
+    return fmt::format("no steps{} have run since the step times were cleared (:profile --reset)\n",
+                       target.empty() ? "" : " of '" + target + "'");
+  }
+  auto row_cells = [](const StepRow& r, double whole) {
+    std::string where = where_text(r);
+    if (!where.empty() && !r.text.empty()) where += "  " + short_text(r.text, 50);
+    return std::vector<std::string>{share(r.seconds, whole),
+                                    time_cell(r.seconds),
+                                    time_cell(r.seconds / static_cast<double>(r.runs)),
+                                    std::to_string(r.runs),
+                                    std::to_string(r.step),
+                                    r.kind,
+                                    short_text(r.what, 72),
+                                    where};
+  };
+  std::string out;
+  if (!target.empty()) {
+    // One graph or entry: each graph's steps in plan order, the share of that graph's time.
+    for (size_t a = 0; a < rows.size();) {
+      size_t b = a;
+      double whole = 0;
+      while (b < rows.size() && rows[b].graph == rows[a].graph && rows[b].plan == rows[a].plan)
+        whole += rows[b++].seconds;
+      const GraphRecord& g = *rows[a].graph;
+      const PlanTimes& t = g.times->plans[static_cast<size_t>(rows[a].plan)];
+      if (!out.empty()) out += "\n";
+      out += fmt::format("graph {}{}: {} run{}, {} in its steps, {} a run\n", g.id(),
+                         g.times->plans.size() > 1
+                             ? fmt::format(" (plan {} of {}{})", rows[a].plan + 1, g.times->plans.size(),
+                                           t.plan == g.plan ? "" : ": for calls that keep more of its values alive")
+                             : std::string(),
+                         t.runs, t.runs == 1 ? "" : "s", ms(whole),
+                         t.runs ? ms(whole / static_cast<double>(t.runs)) : "-");
+      std::vector<std::vector<std::string>> cells = {
+          {"share", "time", "a run", "runs", "step", "kind", "what", "where"}};
+      for (size_t i = a; i < b; ++i)
+        if (rows[i].kind != "free") cells.push_back(row_cells(rows[i], whole));
+      add_free_row(std::span(rows.data() + a, b - a), whole, &cells, 0);
+      std::string body = table(cells);
+      for (size_t i = 0; i < body.size();) {  // indented under the graph's line
+        size_t nl = body.find('\n', i);
+        out += "  " + body.substr(i, nl - i + 1);
+        i = nl + 1;
+      }
+      a = b;
+    }
+    return out;
+  }
+  // Every graph: the hottest steps, then each graph's total.
+  double whole = 0;
+  for (const StepRow& r : rows) whole += r.seconds;
+  std::vector<const StepRow*> order;
+  for (const StepRow& r : rows)
+    if (r.kind != "free") order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](auto* x, auto* y) { return x->seconds > y->seconds; });
+  constexpr size_t kTop = 15;
+  out += order.size() <= kTop
+             ? fmt::format("the {} that ran, by time ({} in all; :profile ID shows one graph's in order):\n",
+                           order.size() == 1 ? std::string("step") : fmt::format("{} steps", order.size()), ms(whole))
+             : fmt::format("the {} of {} steps that took the most time ({} in all; :profile ID shows one graph's):\n",
+                           kTop, order.size(), ms(whole));
+  std::vector<std::vector<std::string>> cells = {
+      {"share", "time", "a run", "runs", "graph", "step", "kind", "what", "where"}};
+  for (size_t i = 0; i < order.size() && i < kTop; ++i) {
+    std::vector<std::string> c = row_cells(*order[i], whole);
+    c.insert(c.begin() + 4, order[i]->graph->id());
+    cells.push_back(std::move(c));
+  }
+  add_free_row(rows, whole, &cells, 1);
+  out += table(cells);
+  std::vector<std::vector<std::string>> graphs = {{"share", "time", "runs", "graph", "steps"}};
+  for (size_t a = 0; a < rows.size();) {
+    size_t b = a;
+    double t = 0;
+    while (b < rows.size() && rows[b].graph == rows[a].graph) t += rows[b++].seconds;
+    int64_t runs = 0;
+    for (const PlanTimes& p : rows[a].graph->times->plans) runs += p.runs;
+    graphs.push_back({share(t, whole), time_cell(t), std::to_string(runs), rows[a].graph->id(), std::to_string(b - a)});
+    a = b;
+  }
+  out += "by graph:\n" + table(graphs);
+  return out;
 }
 
 std::string stats_text() {

@@ -1,5 +1,5 @@
 // Text views of what the engine captured: the REPL's :graphs, :graph, :breaks, :guards,
-// :why-recompile, :events, :stats and :diff. Each returns the text (or throws a user error when
+// :why-recompile, :events, :stats, :profile and :diff. Each returns the text (or throws a user error when
 // an id or name does not exist); none keeps state of its own.
 #pragma once
 #include <string>
@@ -28,6 +28,26 @@ std::string events_text(const std::string& kind, const std::string& fn);
 std::string stats_text();
 // a, b: two graph ids or two cache entries.
 std::string diff_text(const std::string& a, const std::string& b);
+
+// One step of a compiled graph's plan with the time its runs took (:profile, dyn.debug.profile).
+struct StepRow {
+  const GraphRecord* graph = nullptr;
+  int plan = 0;  // which of the segment's plans (a call keeping more values alive runs another)
+  int step = 0;
+  std::string kind;        // "kernel", "fused", ... ("node" for the eager backend)
+  std::string what;        // as the plan prints it: "%4 = matmul(%2, %3)  f32[8, 16]"
+  std::string file;        // the user's file of its (first) node, or "" when unknown
+  std::vector<int> lines;  // its nodes' lines in that file, in node order (one for most steps)
+  std::string text;        // the source text of the first line
+  int64_t runs = 0;
+  double seconds = 0;
+};
+// The steps that ran, of the graphs a target names ("" for every graph but dyn.debug.explain's),
+// in graph and step order. Graphs sharing a segment (a recompile keeps the prefix it shares) list
+// its steps once.
+std::vector<StepRow> step_rows(const std::string& target);
+// The steps by the time they took: of one graph or entry in step order, or the hottest of all.
+std::string profile_text(const std::string& target);
 
 // Names of compiled functions and ids of graphs and entries, for completion.
 std::vector<std::string> function_names();

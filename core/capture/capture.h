@@ -43,6 +43,7 @@ struct Observation {
 struct Segment {
   Graph graph;
   std::shared_ptr<Plan> plan;
+  std::shared_ptr<SegmentTimes> times = std::make_shared<SegmentTimes>();  // its steps' times (:profile)
   bool ends_in_break = false;
   BreakKind break_kind = BreakKind::ExplicitSync;
   SourceStack break_where;

@@ -54,7 +54,9 @@ struct GraphRecord {
   // The cached segment's own graph (shared with it): a long trace is not held twice.
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<const Plan> plan;  // what it runs as (none with backend="eager")
-  int64_t calls = 0;                 // calls it served
+  // How long its steps took: the segment's, so graphs that share the segment share them too.
+  std::shared_ptr<SegmentTimes> times;
+  int64_t calls = 0;  // calls it served
   // The compiled function it belongs to: expired once that is gone (CaptureLog::graph trims).
   std::weak_ptr<const CompiledFunction> owner;
   // How the segment ends, as the segment says: a graph shared from the entry a call diverged from

@@ -442,6 +442,7 @@ void Capture::switch_to_record() {
     GraphRecord& r =
         log.graph(fn_->name(), new_entry_, static_cast<int>(j), std::shared_ptr<const Graph>(s, &s->graph), fn_);
     r.plan = s->plan;
+    r.times = s->times;
     r.ends_in_break = s->ends_in_break;
     r.break_kind = s->break_kind;
     r.break_where = s->break_where;

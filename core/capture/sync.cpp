@@ -157,7 +157,9 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
   std::vector<Tensor> slots;
   try {
     EagerScope eager;
-    RunInputs ri{&bound_, &patches_, s.graph.dynamic ? &binds_[candidates_.front()] : nullptr};
+    size_t steps = plan ? plan->steps.size() : s.graph.nodes.size();
+    RunInputs ri{&bound_, &patches_, s.graph.dynamic ? &binds_[candidates_.front()] : nullptr,
+                 &s.times->of(plan, steps)};
     execute(s.graph, plan.get(), ri, &slots);
   } catch (...) {
     settle_failed_run(s.graph, slots);
@@ -256,7 +258,8 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   std::vector<Tensor> slots;
   try {
     EagerScope eager;  // kernels call ops internally: those must run, not record
-    execute(seg_, seg->plan.get(), RunInputs{nullptr, nullptr, seg_.dynamic ? &sym_now_ : nullptr}, &slots);
+    PlanTimes* times = &seg->times->of(seg->plan, seg->plan ? seg->plan->steps.size() : seg_.nodes.size());
+    execute(seg_, seg->plan.get(), RunInputs{nullptr, nullptr, seg_.dynamic ? &sym_now_ : nullptr, times}, &slots);
   } catch (...) {
     settle_failed_run(seg_, slots);  // what ran stays done, as in eager; nothing runs twice
     throw;
@@ -272,6 +275,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
     GraphRecord& rec =
         log.graph(fn_->name(), new_entry_, segment_index_, std::shared_ptr<const Graph>(seg, &seg->graph), fn_);
     rec.plan = seg->plan;
+    rec.times = seg->times;
     rec.ends_in_break = seg->ends_in_break;
     rec.break_kind = seg->break_kind;
     rec.break_where = seg->break_where;

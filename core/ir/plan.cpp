@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
 #include "core/ir/passes/passes.h"
@@ -60,25 +61,39 @@ size_t Plan::node_steps() const {
   return n;
 }
 
+const char* step_kind_name(StepKind k) {
+  static const char* kinds[] = {"kernel", "view", "in_place", "free", "fused", "move"};
+  return kinds[static_cast<int>(k)];
+}
+
+std::string print_step(const Graph& g, const Plan& plan, size_t i) {
+  const Step& s = plan.steps[i];
+  std::string what;
+  if (s.kind == StepKind::Free) {
+    for (int v : plan.freed_by(s)) what += (what.empty() ? "%" : ", %") + std::to_string(v);
+  } else if (s.kind == StepKind::Fused) {
+    what = print_fused(g, plan.loop(s));
+  } else {
+    what = print_node(g, g.nodes[s.node]);
+    if (size_t hash = what.find("  #"); hash != std::string::npos) what.resize(hash);
+    while (!what.empty() && what.back() == ' ') what.pop_back();
+  }
+  return what;
+}
+
 std::string print_plan(const Graph& g, const Plan& plan) {
   std::string out;
   for (const std::string& p : plan.passes) out += "# " + p + "\n";
-  static const char* kinds[] = {"kernel", "view", "in_place", "free", "fused", "move"};
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& s = plan.steps[i];
-    std::string what;
-    if (s.kind == StepKind::Free) {
-      for (int v : plan.freed_by(s)) what += (what.empty() ? "%" : ", %") + std::to_string(v);
-    } else if (s.kind == StepKind::Fused) {
-      what = print_fused(g, plan.loop(s));
-    } else {
-      what = print_node(g, g.nodes[s.node]);
-      if (size_t hash = what.find("  #"); hash != std::string::npos) what.resize(hash);
-      while (!what.empty() && what.back() == ' ') what.pop_back();
-    }
-    out += fmt::format("step {:>3}  {:<8}  {}\n", i, kinds[static_cast<int>(s.kind)], what);
-  }
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    out += fmt::format("step {:>3}  {:<8}  {}\n", i, step_kind_name(plan.steps[i].kind), print_step(g, plan, i));
   return out;
+}
+
+PlanTimes& SegmentTimes::of(const std::shared_ptr<const Plan>& plan, size_t steps) {
+  for (PlanTimes& p : plans)
+    if (p.plan == plan && p.steps.size() == steps) return p;
+  plans.push_back(PlanTimes{plan, 0, std::vector<StepTime>(steps)});
+  return plans.back();
 }
 
 void NodePatch::apply(Attrs* a) const {
@@ -192,9 +207,22 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
       if (!slots[v].defined() && plan->remap[v] != static_cast<int>(v)) slots[v] = slots[plan->remap[v]];
   };
   size_t count = plan ? plan->steps.size() : g.nodes.size();
+  if (r.times && r.times->steps.size() != count) r.times = nullptr;  // not this plan's: not profiled
+  using Clock = std::chrono::steady_clock;
+  // Each step's time is the clock between the ends of consecutive steps: one read per step.
+  Clock::time_point last = r.times ? Clock::now() : Clock::time_point();
+  auto account = [&](size_t i) {
+    if (!r.times) return;
+    Clock::time_point now = Clock::now();
+    StepTime& t = r.times->steps[i];
+    ++t.runs;
+    t.seconds += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
   for (size_t i = 0; i < count; ++i) {
     if (plan && plan->steps[i].kind == StepKind::Free) {
       for (int v : plan->freed_by(plan->steps[i])) slots[v].reset();
+      account(i);
       continue;
     }
     int k = plan ? plan->steps[i].node : static_cast<int>(i);
@@ -206,7 +234,6 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
             run_node(g, k, &plan->remap, slots, r);
           }
       } else if (plan && plan->steps[i].kind == StepKind::Move && take_buffer(g, k, plan->remap, slots)) {
-        continue;
       } else {
         run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
       }
@@ -214,7 +241,9 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
       fill_merged();
       rethrow_at(g, k, e);
     }
+    account(i);
   }
+  if (r.times) ++r.times->runs;
   fill_merged();
 }
 

@@ -79,6 +79,26 @@ int root_of(const Graph& g, int v, bool* via_view = nullptr);
 std::shared_ptr<Plan> compile_plan(const Graph& g);
 // The steps one per line, after the passes' log ("# eliminate_dead_nodes: 12 -> 9 nodes").
 std::string print_plan(const Graph& g, const Plan& plan);
+// Step i's kind ("kernel", "fused", ...) and what it runs, as print_plan shows it.
+const char* step_kind_name(StepKind k);
+std::string print_step(const Graph& g, const Plan& plan, size_t i);
+
+// How long the steps of one plan took over the calls that ran it (`:profile`, dyn.debug.profile).
+struct StepTime {
+  int64_t runs = 0;
+  double seconds = 0;
+};
+struct PlanTimes {
+  std::shared_ptr<const Plan> plan;  // nullptr: the eager backend, whose steps are the graph's nodes
+  int64_t runs = 0;                  // calls that ran every step
+  std::vector<StepTime> steps;
+};
+// A segment's timings, one PlanTimes per plan its calls ran: a call that keeps more of the trace's
+// values alive than its outputs runs a plan of its own.
+struct SegmentTimes {
+  std::vector<PlanTimes> plans;
+  PlanTimes& of(const std::shared_ptr<const Plan>& plan, size_t steps);
+};
 
 // What a replayed call supplies instead of the recorded graph's own: its input tensors (by value
 // id), per node its random generator state and float constants, and its sizes.
@@ -86,11 +106,13 @@ struct RunInputs {
   const std::vector<Tensor>* bound = nullptr;
   const NodePatches* patches = nullptr;
   const SymValues* syms = nullptr;  // a dynamic graph: the values this call bound its symbols to
+  PlanTimes* times = nullptr;       // where each step's time is added, when profiled
 };
 
 // Runs the plan (or, with plan == nullptr, every node in order: the "eager" backend) on the
 // graph's inputs; fills *slots with a tensor for every value id (empty where not computed). When
 // a node raises, *slots holds what ran before it and the error names that node's source line.
+// With r.times, adds each step's wall time to it.
 void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>* slots);
 
 }  // namespace dyn

@@ -49,6 +49,16 @@ std::vector<std::pair<void (*)(void*), void*>>& reset_hooks() {
 
 void on_reset(void (*hook)(void* ctx), void* ctx) { reset_hooks().emplace_back(hook, ctx); }
 
+void clear_step_times() {
+  // Zeroed in place: a call stopped at a breakpoint may be holding one of these while it runs.
+  for (const auto& r : CaptureLog::get().graphs())
+    if (r->times)
+      for (PlanTimes& p : r->times->plans) {
+        p.runs = 0;
+        for (StepTime& t : p.steps) t = StepTime{};
+      }
+}
+
 void reset() {
   DYN_CHECK(Capture::live() == 0 && !Capture::paused(), ErrorKind::Runtime,
             "a reset cannot run while a compiled function is running (or stopped at a breakpoint); reset after the "

@@ -32,6 +32,9 @@ const GraphRecord* graph_in_progress();
 std::vector<std::shared_ptr<const CompiledFunction>> functions();
 std::shared_ptr<const CompiledFunction> find_function(const std::string& name);
 
+// Forgets the step times of every graph (:profile --reset); graphs, plans and caches stay.
+void clear_step_times();
+
 // Called after every event is logged; the REPL's breakpoints and --events hook in here. The
 // listener may throw: the engine unwinds cleanly.
 void set_listener(CaptureLog::Listener l, void* ctx);

@@ -135,6 +135,23 @@ def guards(fn):
     return _dyn._guards(c._state)
 
 
+def profile(fn=None):
+    """Where compiled time goes: one dict per plan step that ran, of every graph (or of fn's newest
+    cache entry; fn may also be a graph id like "f[0].1" or an entry like "f[0]"), in graph and step
+    order. Each has graph, plan (0 unless calls kept more values alive and ran another plan), step,
+    kind (kernel, fused, view, in_place, move, free; node for backend="eager"), what (the step as
+    :graph -v prints it), file, line, source, lines (a fused step's lines in that file), runs, and
+    seconds (wall time over all runs). Sort by "seconds" for the hottest; :profile shows the same.
+    """
+    name = _fn_name(fn)
+    return _dyn._profile("" if name is None else name)
+
+
+def reset_profile():
+    """Zero every step time (graphs, plans and caches stay): the next calls are timed afresh."""
+    _dyn._reset_profile()
+
+
 def reset():
     """Forget graphs, events, counters, compiled plans and every compiled function's cache."""
     _dyn._reset()  # the engine's reset also runs _compile.forget_definitions
