@@ -390,7 +390,9 @@ const std::vector<Command>& commands() {
       {"profile", "[ID or FN] [--reset]", "where compiled time goes: each plan step's time and source line",
        "Every compiled graph runs as the steps of its plan (:graph -v lists them); each step's wall time is added "
        "up over the calls that ran it. Without an argument: the 15 steps that took the most time over all graphs, "
-       "then each graph's total. With a graph id (f[0].1), a cache entry (f[0]) or a function (its newest entry): "
+       "then each graph's total and the 10 user lines whose steps took the most (a training step's backward is its "
+       "loss.backward() line, its optimizer its opt.step() line). With a graph id (f[0].1), a cache entry (f[0]) or a "
+       "function (its newest entry): "
        "every step that ran, in plan order, with its share of the graph's time, its time in all and a run, how "
        "often it ran, its kind (kernel, fused, view, in_place, move, free), what it runs and the user's line (a "
        "fused step lists its lines). The first run of a graph (when it was traced) is counted too: --reset clears "

@@ -512,6 +512,34 @@ std::string profile_text(const std::string& target) {
     a = b;
   }
   out += "by graph:\n" + table(graphs);
+  // By the user's line: a training step's backward is one line (loss.backward()), its optimizer
+  // another, its forward a line per layer. A fused step's lines count as one place.
+  std::map<std::string, std::pair<double, int>> lines;
+  std::map<std::string, std::string> text;
+  for (const StepRow& r : rows) {
+    if (r.kind == "free") continue;
+    std::string w = where_text(r);
+    if (w.empty()) w = "<unknown>";
+    auto& l = lines[w];
+    l.first += r.seconds;
+    ++l.second;
+    text[w] = r.text;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> by_line(lines.begin(), lines.end());
+  std::stable_sort(by_line.begin(), by_line.end(),
+                   [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+  constexpr size_t kTopLines = 10;
+  std::vector<std::vector<std::string>> line_cells = {{"share", "time", "steps", "where"}};
+  for (size_t i = 0; i < by_line.size() && i < kTopLines; ++i) {
+    const auto& [w, l] = by_line[i];
+    const std::string& t = text[w];
+    line_cells.push_back({share(l.first, whole), time_cell(l.first), std::to_string(l.second),
+                          t.empty() ? w : w + "  " + short_text(t, 60)});
+  }
+  out += (by_line.size() > kTopLines
+              ? fmt::format("by line (the {} of {} lines that took the most time):\n", kTopLines, by_line.size())
+              : std::string("by line:\n")) +
+         table(line_cells);
   return out;
 }
 

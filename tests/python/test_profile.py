@@ -212,6 +212,32 @@ class ProfileCommand(unittest.TestCase):
         self.assertIn("<lambda>[0].0", lines[first + 1])
         self.assertIn("by graph:", out)
 
+    def test_by_line_sums_a_training_steps_backward_and_optimizer_lines(self):
+        out = self.run_session("""
+            import dyn
+            model = dyn.nn.Linear(16, 4)
+            opt = dyn.optim.SGD(model.parameters(), lr=0.1)
+
+            @dyn.compile
+            def step(x):
+                loss = model(x).square().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                return loss
+
+            for _ in range(3):
+                step(dyn.randn(8, 16))
+            """, ":profile")
+        section = out.split("by line:\n", 1)[1].splitlines()
+        self.assertTrue(section[0].startswith("share"))
+        places = [l.split("  ")[-1] for l in section[1:]]
+        for line in ("loss.backward()", "opt.step()", "loss = model(x).square().mean()"):
+            self.assertIn(line, places, out)
+        # Each line's steps: backward issues several, and all of them are summed into its row.
+        backward = next(l for l in section[1:] if l.endswith("loss.backward()"))
+        self.assertGreater(int(backward.split()[3]), 1, backward)
+
     def test_reset_then_a_graph_with_no_runs(self):
         out = self.run_session("""
             import dyn
