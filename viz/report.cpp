@@ -242,6 +242,9 @@ std::string html_report(const std::string& title) {
   }
   if (cards.empty()) body += "<p>No graph breaks.</p>\n";
 
+  // Where the time went: what :profile shows, the slowest steps and each graph's and line's time.
+  body += "<h2 id=\"time\">Where the time went</h2>\n<pre>" + esc(profile_text("")) + "</pre>\n";
+
   // Graphs: text, picture (its ids made unique), and a link to its entry's guards
   body += "<h2 id=\"graphs\">Graphs</h2>\n";
   for (const auto& r : graphs) {
@@ -276,6 +279,7 @@ std::string html_report(const std::string& title) {
       "<li><a href=\"#why\">Why it recompiled</a></li>\n"
       "<li><a href=\"#functions\">Compiled functions</a></li>\n"
       "<li><a href=\"#trie\">Where the graphs came from</a></li>\n<li><a href=\"#breaks\">Graph breaks</a></li>\n"
+      "<li><a href=\"#time\">Where the time went</a></li>\n"
       "<li><a href=\"#graphs\">Graphs</a><ul>\n";
   for (const auto& r : graphs) toc += fmt::format("<li><a href=\"#g-{}\">{}</a></li>\n", anchor(r->id()), esc(r->id()));
   toc += "</ul></li></ul></nav>\n";

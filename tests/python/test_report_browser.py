@@ -55,7 +55,7 @@ class TestReportInBrowser(unittest.TestCase):
         p = browser(self.url, "--dump-dom", profile=os.path.join(self.tmp, "p2"))
         dom = p.stdout
         self.assertIn("<h1>dynrepl report</h1>", dom, p.stderr[-2000:])
-        for section in ("summary", "why", "functions", "trie", "breaks", "graphs"):
+        for section in ("summary", "why", "functions", "trie", "breaks", "time", "graphs"):
             self.assertIn(f'id="{section}"', dom)
             self.assertIn(f'href="#{section}"', dom)
         self.assertEqual(dom.count("<svg"), 5)  # fn[0].0, fn[1].0, fn[1].1 and explain's two graphs

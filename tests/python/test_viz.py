@@ -161,8 +161,14 @@ class TestReport(unittest.TestCase):
             text = open(html).read()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        for section in ('id="summary"', 'id="functions"', 'id="breaks"', 'id="graphs"', "<nav>"):
+        for section in ('id="summary"', 'id="functions"', 'id="breaks"', 'id="time"', 'id="graphs"', "<nav>"):
             self.assertIn(section, text)
+        # The step times of :profile: f's three graphs each ran, each by the line that recorded it.
+        time = text.split('id="time"', 1)[1].split("<h2", 1)[0]
+        for g in ("f[0].0", "f[1].0", "f[2].0"):
+            self.assertIn(g, time)
+        self.assertIn("by line:", time)
+        self.assertIn("recompiles.py:12  x = (x * scale).relu()", time)
         self.assertEqual(text.count("<svg"), 3)  # f[0].0, f[1].0, f[2].0
         self.assertIn("size mismatch at dim 0: expected 4, actual 6", text)
         self.assertIn("because `steps` changed from 1 to 2", text)
