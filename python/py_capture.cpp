@@ -576,7 +576,7 @@ DYN_FAST(f_profile) {
   PyObject* list = PyList_New(0);
   for (const viz::StepRow& r : rows) {
     PyObject* d = PyDict_New();
-    set_item(d, "graph", str_obj(r.graph->id()));
+    set_item(d, "graph", str_obj(r.graph_id));
     set_item(d, "plan", PyLong_FromLong(r.plan));
     set_item(d, "step", PyLong_FromLong(r.step));
     set_item(d, "kind", str_obj(r.kind));

@@ -103,6 +103,7 @@ StepRow step_row(const GraphRecord& r, int plan_index, const PlanTimes& p, size_
   const Graph& g = *r.graph;
   StepRow row;
   row.graph = &r;
+  row.graph_id = r.id();
   row.plan = plan_index;
   row.step = static_cast<int>(i);
   row.runs = p.steps[i].runs;
@@ -150,6 +151,11 @@ std::string where_text(const StepRow& r) {
 }
 
 // A step time: ms down to 1 ms, us below (as PyTorch's profiler prints).
+// The graph id of a row, with its plan when the segment ran more than one.
+std::string graph_cell(const StepRow& r) {
+  return r.graph->times->plans.size() > 1 ? fmt::format("{} plan {}", r.graph->id(), r.plan + 1) : r.graph->id();
+}
+
 std::string ms(double s) { return s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
 
 // Right-aligned to a fixed width, so that a table's columns do not move with the digits.
@@ -412,14 +418,24 @@ std::vector<StepRow> step_rows(const std::string& target) {
     // As in :graphs, dyn.debug.explain's one-off runs are shown when asked for by name.
     for (const auto& r : query::graphs())
       if (r->fn.rfind("explain(", 0) != 0) records.push_back(r);
-  } else
+  } else if (std::vector<const GraphRecord*> all = query::graphs();
+             query::find_function(target) &&
+             std::none_of(all.begin(), all.end(), [&](const GraphRecord* r) { return r->fn == target; })) {
+    return {};  // a compiled function not called yet (or since a reset): no steps, not an error
+  } else {
     records = resolve_graphs(target);
+  }
   std::vector<StepRow> out;
   std::set<const SegmentTimes*> seen;
   for (const GraphRecord* r : records) {
     if (!r->times || !seen.insert(r->times.get()).second) continue;
     for (size_t p = 0; p < r->times->plans.size(); ++p) {
       const PlanTimes& t = r->times->plans[p];
+      // Times belong to the record's own graph (CaptureLog::graph keeps the two together).
+      bool fits = t.plan ? std::all_of(t.plan->steps.begin(), t.plan->steps.end(),
+                                       [&](const Step& s) { return s.node < static_cast<int>(r->graph->nodes.size()); })
+                         : t.steps.size() == r->graph->nodes.size();
+      if (!fits) continue;
       for (size_t i = 0; i < t.steps.size(); ++i)
         if (t.steps[i].runs > 0) out.push_back(step_row(*r, static_cast<int>(p), t, i));
     }
@@ -431,7 +447,7 @@ std::string profile_text(const std::string& target) {
   std::vector<StepRow> rows = step_rows(target);
   if (rows.empty()) {
     if (target.empty() && query::graphs().empty()) return "no graphs captured yet: call a dyn.compile'd function\n";
-    return fmt::format("no steps{} have run since the step times were cleared (:profile --reset)\n",
+    return fmt::format("no plan steps{} have run yet (or since :profile --reset cleared the times)\n",
                        target.empty() ? "" : " of '" + target + "'");
   }
   auto row_cells = [](const StepRow& r, double whole) {
@@ -496,7 +512,7 @@ std::string profile_text(const std::string& target) {
       {"share", "time", "a run", "runs", "graph", "step", "kind", "what", "where"}};
   for (size_t i = 0; i < order.size() && i < kTop; ++i) {
     std::vector<std::string> c = row_cells(*order[i], whole);
-    c.insert(c.begin() + 4, order[i]->graph->id());
+    c.insert(c.begin() + 4, graph_cell(*order[i]));
     cells.push_back(std::move(c));
   }
   add_free_row(rows, whole, &cells, 1);
@@ -508,7 +524,9 @@ std::string profile_text(const std::string& target) {
     while (b < rows.size() && rows[b].graph == rows[a].graph) t += rows[b++].seconds;
     int64_t runs = 0;
     for (const PlanTimes& p : rows[a].graph->times->plans) runs += p.runs;
-    graphs.push_back({share(t, whole), time_cell(t), std::to_string(runs), rows[a].graph->id(), std::to_string(b - a)});
+    int steps = 0;
+    for (size_t i = a; i < b; ++i) steps += rows[i].kind != "free";
+    graphs.push_back({share(t, whole), time_cell(t), std::to_string(runs), rows[a].graph->id(), std::to_string(steps)});
     a = b;
   }
   out += "by graph:\n" + table(graphs);

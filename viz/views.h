@@ -31,7 +31,8 @@ std::string diff_text(const std::string& a, const std::string& b);
 
 // One step of a compiled graph's plan with the time its runs took (:profile, dyn.debug.profile).
 struct StepRow {
-  const GraphRecord* graph = nullptr;
+  const GraphRecord* graph = nullptr;  // valid until the next graph is logged
+  std::string graph_id;
   int plan = 0;  // which of the segment's plans (a call keeping more values alive runs another)
   int step = 0;
   std::string kind;        // "kernel", "fused", ... ("node" for the eager backend)

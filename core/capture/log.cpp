@@ -103,7 +103,13 @@ GraphRecord& CaptureLog::graph(const std::string& fn, int entry, int segment, st
                                std::weak_ptr<const CompiledFunction> owner) {
   std::string id = fn + "[" + std::to_string(entry) + "]." + std::to_string(segment);
   auto it = by_id_.find(id);
-  if (it != by_id_.end()) return *it->second;
+  if (it != by_id_.end()) {
+    // The callers set the plan and the rest from the same segment: the graph must be that
+    // segment's too, should two functions ever answer to one name.
+    it->second->graph = std::move(g);
+    it->second->owner = std::move(owner);
+    return *it->second;
+  }
   auto r = std::make_unique<GraphRecord>();
   r->fn = fn;
   r->entry = entry;

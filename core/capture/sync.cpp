@@ -159,7 +159,7 @@ void Capture::replay_sync(bool is_end, BreakKind kind, const SourceStack& where,
     EagerScope eager;
     size_t steps = plan ? plan->steps.size() : s.graph.nodes.size();
     RunInputs ri{&bound_, &patches_, s.graph.dynamic ? &binds_[candidates_.front()] : nullptr,
-                 &s.times->of(plan, steps)};
+                 s.times->of(plan, steps)};
     execute(s.graph, plan.get(), ri, &slots);
   } catch (...) {
     settle_failed_run(s.graph, slots);
@@ -258,7 +258,7 @@ void Capture::run_segment(bool commit, const Event* break_event, const Observati
   std::vector<Tensor> slots;
   try {
     EagerScope eager;  // kernels call ops internally: those must run, not record
-    PlanTimes* times = &seg->times->of(seg->plan, seg->plan ? seg->plan->steps.size() : seg_.nodes.size());
+    PlanTimes* times = seg->times->of(seg->plan, seg->plan ? seg->plan->steps.size() : seg_.nodes.size());
     execute(seg_, seg->plan.get(), RunInputs{nullptr, nullptr, seg_.dynamic ? &sym_now_ : nullptr, times}, &slots);
   } catch (...) {
     settle_failed_run(seg_, slots);  // what ran stays done, as in eager; nothing runs twice

@@ -89,11 +89,12 @@ std::string print_plan(const Graph& g, const Plan& plan) {
   return out;
 }
 
-PlanTimes& SegmentTimes::of(const std::shared_ptr<const Plan>& plan, size_t steps) {
+PlanTimes* SegmentTimes::of(const std::shared_ptr<const Plan>& plan, size_t steps) {
   for (PlanTimes& p : plans)
-    if (p.plan == plan && p.steps.size() == steps) return p;
+    if (p.plan == plan && p.steps.size() == steps) return &p;
+  if (plans.size() >= kMaxPlans) return nullptr;
   plans.push_back(PlanTimes{plan, 0, std::vector<StepTime>(steps)});
-  return plans.back();
+  return &plans.back();
 }
 
 void NodePatch::apply(Attrs* a) const {
@@ -219,6 +220,7 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
     t.seconds += std::chrono::duration<double>(now - last).count();
     last = now;
   };
+  if (r.times) ++r.times->runs;  // calls that ran the plan, to its end or to a step that raised
   for (size_t i = 0; i < count; ++i) {
     if (plan && plan->steps[i].kind == StepKind::Free) {
       for (int v : plan->freed_by(plan->steps[i])) slots[v].reset();
@@ -238,12 +240,12 @@ void execute(const Graph& g, const Plan* plan, RunInputs r, std::vector<Tensor>*
         run_node(g, k, plan ? &plan->remap : nullptr, slots, r);
       }
     } catch (const Error& e) {
+      account(i);  // the step ran until it raised
       fill_merged();
       rethrow_at(g, k, e);
     }
     account(i);
   }
-  if (r.times) ++r.times->runs;
   fill_merged();
 }
 

@@ -90,14 +90,17 @@ struct StepTime {
 };
 struct PlanTimes {
   std::shared_ptr<const Plan> plan;  // nullptr: the eager backend, whose steps are the graph's nodes
-  int64_t runs = 0;                  // calls that ran every step
+  int64_t runs = 0;                  // calls that ran it (a step that raised ends a run early)
   std::vector<StepTime> steps;
 };
 // A segment's timings, one PlanTimes per plan its calls ran: a call that keeps more of the trace's
 // values alive than its outputs runs a plan of its own.
 struct SegmentTimes {
   std::vector<PlanTimes> plans;
-  PlanTimes& of(const std::shared_ptr<const Plan>& plan, size_t steps);
+  // The times of `plan`, or nullptr past kMaxPlans (a call that keeps other values alive each time
+  // would otherwise hold a plan per set of values for the segment's life).
+  PlanTimes* of(const std::shared_ptr<const Plan>& plan, size_t steps);
+  static constexpr size_t kMaxPlans = 8;
 };
 
 // What a replayed call supplies instead of the recorded graph's own: its input tensors (by value

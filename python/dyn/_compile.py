@@ -33,9 +33,15 @@ def _caller_site():
 
 
 def forget_definitions():
-    """After a reset, names start afresh: a re-run script's f is f[0] again, not f#2."""
+    """After a reset, names start afresh: a re-run script's f is f[0] again, not f#2 (unless the
+    old f is still alive: two live compiled functions never share a name, or their graph ids would)."""
     _definitions.clear()
     _names_in_use.clear()
+    for _, c in _live():
+        base, sep, n = c.name.rpartition("#")
+        if not sep or not base or not n.isdigit():
+            base, n = c.name, "1"
+        _names_in_use[base] = max(_names_in_use.get(base, 0), int(n))
 
 
 class CompiledFunction:

@@ -171,6 +171,47 @@ class StepTimes(unittest.TestCase):
         self.assertEqual(plans, {0: {1}, 1: {2}})
         self.assertEqual(kept[0].tolist(), (x * 2).tolist())
 
+    def test_a_step_that_raises_counts_its_run_and_its_time(self):
+        @dyn.compile
+        def f(x, i):
+            y = (x * 2).exp()
+            return y[i * 3] + 1  # the index is only checked when the graph runs
+
+        x = dyn.randn(5)
+        f(x, dyn.tensor([0, 1]))
+        f(x, dyn.tensor([0, 1]))
+        with self.assertRaisesRegex(IndexError, "raised by index"):
+            f(x, dyn.tensor([0, 2]))
+        rows = dyn.debug.profile(f)
+        runs = [r["runs"] for r in rows]
+        failing = next(i for i, r in enumerate(rows) if r["what"].split(" = ")[-1].startswith("index("))
+        # Steps up to the one that raised ran three times; the steps after it twice.
+        self.assertEqual(runs[:failing + 1], [3] * (failing + 1))
+        self.assertEqual(runs[failing + 1:], [2] * (len(rows) - failing - 1))
+        self.assertTrue(runs[failing + 1:], "a step runs after the index")
+
+    def test_two_live_functions_of_one_name_after_a_reset_keep_their_own_graphs(self):
+        x = dyn.randn(8, 8)
+        small = dyn.compile(lambda x: x + 1, backend="eager")
+        small(x)
+        dyn.debug.reset()
+        big = dyn.compile(lambda x: ((x * 2).exp() @ x).relu().sum(dim=0).tanh(), backend="eager")
+        small(x)
+        big(x)
+        self.assertNotEqual(small.name, big.name)  # the live small keeps its name: big is <lambda>#2
+        for fn, ops in ((small, ["add"]), (big, ["mul", "exp", "matmul", "relu", "sum", "tanh"])):
+            [g] = dyn.debug.graphs(fn)
+            self.assertEqual(g.ops, ops)
+            rows = dyn.debug.profile(fn)
+            self.assertEqual([r["what"].split(" = ")[1].split("(")[0] for r in rows], ops)
+        self.assertEqual(len(dyn.debug.profile()), 7)
+
+    def test_a_compiled_function_not_called_yet_has_no_steps(self):
+        f = dyn.compile(lambda x: x - 1)
+        self.assertEqual(dyn.debug.profile(f), [])
+        f(dyn.ones(3))
+        self.assertTrue(dyn.debug.profile(f))
+
     def test_bad_targets_are_errors(self):
         f = dyn.compile(lambda x: x + 1)
         f(dyn.ones(2))
@@ -245,8 +286,8 @@ class ProfileCommand(unittest.TestCase):
             f(dyn.ones(2))
             """, ":profile --reset", ":profile <lambda>", ":profile")
         self.assertIn("step times cleared", out)
-        self.assertIn("no steps of '<lambda>' have run since the step times were cleared", out)
-        self.assertIn("no steps have run since the step times were cleared", out)
+        self.assertIn("no plan steps of '<lambda>' have run yet (or since :profile --reset cleared the times)", out)
+        self.assertIn("no plan steps have run yet (or since :profile --reset cleared the times)", out)
 
 
 if __name__ == "__main__":
