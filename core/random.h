@@ -9,6 +9,10 @@
 namespace dyn {
 
 std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter);
+// The words of n consecutive counters, w[4 * j + k] = philox4x32(key, counter + j)[k]: the same
+// bits, eight counters at a time (a draw's kernels use this; one call per element was most of
+// the time of a dropout mask).
+void philox4x32_words(uint64_t key, uint64_t counter, int64_t n, uint32_t* w);
 
 // The default generator's state (dyn.manual_seed).
 struct GeneratorState {

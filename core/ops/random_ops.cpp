@@ -1,5 +1,6 @@
 // The random ops (rand, randn, randint): counter-based draws, so element i of a call depends only
 // on the generator's key and offset, never on the thread that computes it.
+#include <algorithm>
 #include <cmath>
 
 #include "core/ops/loops.h"
@@ -19,44 +20,43 @@ inline double u53(uint32_t hi, uint32_t lo) {
   return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 0x1.0p-53;
 }
 
-template <typename T, typename F>
-void run_random(const Tensor& out, F gen) {
+// Element i of a draw reads the words of Philox counter offset + i / kPer, starting at word
+// (i % kPer) * (4 / kPer): gen(words) makes the element from them. Counters are generated a batch
+// at a time (philox4x32_words), so each is computed once however many elements share it.
+template <int kPer, typename T, typename Gen>
+void run_random(const Tensor& out, const Attrs& a, Gen gen) {
   T* o = out.data<T>();
   parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = gen(i);
+    constexpr int64_t kCounters = 256;
+    uint32_t w[4 * kCounters];
+    for (int64_t i = b; i < e;) {
+      int64_t first = i / kPer, last = std::min((e - 1) / kPer + 1, first + kCounters);
+      philox4x32_words(a.seed, a.offset + static_cast<uint64_t>(first), last - first, w);
+      for (int64_t stop = std::min(e, last * kPer); i < stop; ++i)
+        o[i] = gen(w + 4 * (i / kPer - first) + (i % kPer) * (4 / kPer));
+    }
   });
 }
 
 void kernel_rand(InSpan, const Attrs& a, OutSpan out) {
-  if (out[0].dtype() == DType::Float64) {
-    run_random<double>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-      int k = 2 * (i % 2);
-      return u53(w[k], w[k + 1]);
-    });
-  } else {
-    run_random<float>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 4);
-      return u24(w[i % 4]);
-    });
-  }
+  if (out[0].dtype() == DType::Float64)
+    run_random<2, double>(out[0], a, [](const uint32_t* w) { return u53(w[0], w[1]); });
+  else
+    run_random<4, float>(out[0], a, [](const uint32_t* w) { return u24(w[0]); });
 }
 
 void kernel_randn(InSpan, const Attrs& a, OutSpan out) {
   constexpr double kTwoPi = 6.283185307179586;
   if (out[0].dtype() == DType::Float64) {
-    run_random<double>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i));
+    run_random<1, double>(out[0], a, [](const uint32_t* w) {
       double u1 = 1.0 - u53(w[0], w[1]);  // (0, 1]: log stays finite
       double u2 = u53(w[2], w[3]);
       return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
     });
   } else {
-    run_random<float>(out[0], [&](int64_t i) {
-      auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-      int k = 2 * (i % 2);
-      double u1 = 1.0 - static_cast<double>(u24(w[k]));
-      double u2 = static_cast<double>(u24(w[k + 1]));
+    run_random<2, float>(out[0], a, [](const uint32_t* w) {
+      double u1 = 1.0 - static_cast<double>(u24(w[0]));
+      double u2 = static_cast<double>(u24(w[1]));
       return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
     });
   }
@@ -67,10 +67,8 @@ void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
   visit_dtype(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      run_random<T>(out[0], [&](int64_t i) {
-        auto w = philox4x32(a.seed, a.offset + static_cast<uint64_t>(i) / 2);
-        int k = 2 * (i % 2);
-        uint64_t r = (static_cast<uint64_t>(w[k]) << 32) | w[k + 1];
+      run_random<2, T>(out[0], a, [&](const uint32_t* w) {
+        uint64_t r = (static_cast<uint64_t>(w[0]) << 32) | w[1];
         return static_cast<T>(a.i0 + static_cast<int64_t>(r % range));
       });
     }

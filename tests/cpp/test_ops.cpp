@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
-#include "core/error.h"
 #include "core/api/api.h"
+#include "core/error.h"
 #include "core/random.h"
 #include "core/thread_pool.h"
 
@@ -126,4 +128,48 @@ TEST(Random, PhiloxKnownAnswer) {
   EXPECT_EQ(w[1], 0xe169c58du);
   EXPECT_EQ(w[2], 0xbc57ac4cu);
   EXPECT_EQ(w[3], 0x9b00dbd8u);
+}
+
+TEST(Random, PhiloxWordsAreOneCounterAtATime) {
+  // Eight counters at a time, then the rest one by one; across the carry out of the counter's low
+  // word and the wrap of all 64 bits.
+  const uint64_t keys[] = {0, 0xdeadbeefcafef00dull, 67280421310721ull};
+  const uint64_t counters[] = {0, 12345, (uint64_t{1} << 32) - 5, ~uint64_t{0} - 6};
+  std::vector<uint32_t> w(4 * 40);
+  for (uint64_t key : keys)
+    for (uint64_t c : counters)
+      for (int64_t n = 0; n <= 40; ++n) {
+        std::fill(w.begin(), w.end(), 0xAAAAAAAAu);
+        philox4x32_words(key, c, n, w.data());
+        for (int64_t j = 0; j < n; ++j) {
+          auto want = philox4x32(key, c + static_cast<uint64_t>(j));
+          for (int k = 0; k < 4; ++k)
+            ASSERT_EQ(w[static_cast<size_t>(4 * j + k)], want[static_cast<size_t>(k)])
+                << "key " << key << " counter " << c << " + " << j << " word " << k << " of n " << n;
+        }
+        for (size_t i = static_cast<size_t>(4 * n); i < w.size(); ++i) ASSERT_EQ(w[i], 0xAAAAAAAAu);  // nothing past n
+      }
+}
+
+TEST(Random, ElementIReadsItsCountersWords) {
+  // rand's float element i is word i % 4 of counter offset + i / 4 (24 bits); randint's element i
+  // words 2 (i % 2) and 2 (i % 2) + 1 of counter offset + i / 2. Sizes that end inside a batch of
+  // counters and inside one counter.
+  for (int64_t n : {1, 5, 33, 1027, 5000}) {
+    manual_seed(11);
+    GeneratorState s = rng_state();
+    Tensor r = ops::rand(Dims{n}, DType::Float32);
+    for (int64_t i = 0; i < n; ++i) {
+      auto w = philox4x32(s.seed, s.offset + static_cast<uint64_t>(i / 4));
+      ASSERT_EQ(r.data<float>()[i], static_cast<float>(w[static_cast<size_t>(i % 4)] >> 8) * 0x1.0p-24f) << i;
+    }
+    s = rng_state();
+    Tensor k = ops::randint(0, int64_t{1} << 40, Dims{n}, DType::Int64);
+    for (int64_t i = 0; i < n; ++i) {
+      auto w = philox4x32(s.seed, s.offset + static_cast<uint64_t>(i / 2));
+      uint64_t bits =
+          (static_cast<uint64_t>(w[static_cast<size_t>(2 * (i % 2))]) << 32) | w[static_cast<size_t>(2 * (i % 2) + 1)];
+      ASSERT_EQ(k.data<int64_t>()[i], static_cast<int64_t>(bits % (uint64_t{1} << 40))) << i;
+    }
+  }
 }
