@@ -81,9 +81,31 @@ struct LoopPlan {
       for (int d = 0; d < ndim; ++d) off[k] += idx[d] * strides[k][d];
     }
     int64_t pos = begin;
+    const int last = ndim - 1;
     while (pos < end) {
       char* p[N];
       for (int k = 0; k < N; ++k) p[k] = base[k] + off[k];
+      // Whole rows of the innermost dim, as many as follow along the next one: a window of a
+      // larger tensor (a convolution's shifted inputs) is runs of a few dozen elements, where
+      // the index carry below cost as much as the copying.
+      if (last > 0 && idx[last] == 0 && end - pos >= inner_len) {
+        const int64_t rows = std::min(shape[last - 1] - idx[last - 1], (end - pos) / inner_len);
+        int64_t rstr[N];
+        for (int k = 0; k < N; ++k) rstr[k] = strides[k][last - 1];
+        for (int64_t r = 0; r < rows; ++r) {
+          inner(p, istr, inner_len);
+          for (int k = 0; k < N; ++k) p[k] += rstr[k];
+        }
+        pos += rows * inner_len;
+        idx[last - 1] += rows;
+        for (int k = 0; k < N; ++k) off[k] += rows * rstr[k];
+        for (int d = last - 1; d > 0 && idx[d] >= shape[d]; --d) {
+          for (int k = 0; k < N; ++k) off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
+          idx[d] = 0;
+          ++idx[d - 1];
+        }
+        continue;
+      }
       int64_t n = std::min(inner_len - idx[ndim - 1], end - pos);
       inner(p, istr, n);
       pos += n;

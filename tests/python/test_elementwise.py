@@ -309,6 +309,38 @@ class TestLarge(unittest.TestCase):
         finally:
             dyn.set_num_threads(before)
 
+    def test_windows_walked_a_block_of_rows_at_a_time(self):
+        # A window of a larger tensor (a convolution's shifted inputs) is walked a block of whole
+        # rows at a time along the next dim; threads start and end mid-row and mid-block, and the
+        # blocks end at every outer dim (shapes 5 x 7 x 33 x 37 and a size-1 dim).
+        r = rng(15)
+        a = r.standard_normal((5, 7, 36, 41)).astype(np.float32)
+        b = r.standard_normal((5, 7, 36, 41)).astype(np.float32)
+        before = dyn.get_num_threads()
+        try:
+            for threads in (1, 2):
+                dyn.set_num_threads(threads)
+                for win in ((slice(None), slice(None), slice(2, 35), slice(3, 40)),
+                            (slice(None), slice(1, 6), slice(0, 36, 2), slice(0, 41)),
+                            (slice(None), slice(3, 4), slice(1, 34), slice(1, 2))):
+                    x, y = dyn.tensor(a)[win], dyn.tensor(b)[win]
+                    ra, rb = a[win], b[win]
+                    with self.subTest(threads=threads, window=win):
+                        assert_matches(x.contiguous(), ra, exact=True)
+                        assert_matches(x + y, ra + rb, exact=True)
+                        assert_matches(x.exp(), dyn.tensor(np.ascontiguousarray(ra)).exp().numpy(), exact=True)
+                        assert_matches(dyn.cat([x.unsqueeze(2), y.unsqueeze(2)], dim=2),
+                                       np.stack([ra, rb], axis=2), exact=True)
+                        big = dyn.zeros(5, 7, 40, 45)
+                        dst = big[:, :ra.shape[1], 1:1 + ra.shape[2], 2:2 + ra.shape[3]]
+                        dst.copy_(x)
+                        around = big.numpy().copy()
+                        assert_matches(dst, ra, exact=True)
+                        around[:, :ra.shape[1], 1:1 + ra.shape[2], 2:2 + ra.shape[3]] = 0
+                        self.assertFalse(around.any())  # nothing written outside the window
+        finally:
+            dyn.set_num_threads(before)
+
     def test_transposing_copies_and_casts(self):
         # Outputs whose contiguous dim is strided in the input (a transpose, NCHW -> NHWC) are
         # walked in tiles; edge tiles are partial (300 = 4 * 64 + 44, 37 = 4 * 8 + 5).

@@ -107,6 +107,10 @@ PROGRAMS = {
     "zero_dim": (chain, lambda k: [fl((), k), fl((), k + 1), fl((), k + 2)]),
     "empty": (broadcast, lambda k: [fl((0, 3), k), fl((3,), k + 1), fl((0, 1), k + 2)]),
     "offset_view": (chain, lambda k: [fl((BIG,), k)[BIG // 2:], fl((BIG - BIG // 2,), k + 1), fl((), k + 2)]),
+    # a convolution's bias over N x C x H x W (read as one run per channel), a window of a larger
+    # tensor (rows of 33 of 41) and a size-1 dim in the middle
+    "nchw_bias": (broadcast, lambda k: [fl((6, 5, 1, 40, 41), k)[..., 3:37, 4:37], fl((5, 1, 1, 1), k + 1),
+                                         fl((6, 1, 1, 34, 1), k + 2)]),
 }
 
 

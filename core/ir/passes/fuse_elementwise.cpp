@@ -298,8 +298,19 @@ struct Reader {
     base = t.data<T>();
     direct = t.shape() == loop_shape && t.is_contiguous();
     Dims st = broadcast_strides(t.shape(), t.strides(), loop_shape);
-    nd = static_cast<int>(loop_shape.size());
-    for (int d = 0; d < nd; ++d) shape[d] = loop_shape[d], stride[d] = st[d];
+    // Dims that walk this operand's memory as one (a bias broadcast over H x W, a window's
+    // contiguous rows) are merged: its runs are then as long as they can be, not one row each.
+    nd = 0;
+    for (int d = 0; d < static_cast<int>(loop_shape.size()); ++d) {
+      if (loop_shape[d] == 1 && d + 1 < static_cast<int>(loop_shape.size())) continue;  // the next one merges
+      if (nd > 0 && stride[nd - 1] == st[d] * loop_shape[d]) {
+        shape[nd - 1] *= loop_shape[d];
+        stride[nd - 1] = st[d];
+      } else {
+        shape[nd] = loop_shape[d], stride[nd] = st[d];
+        ++nd;
+      }
+    }
   }
 
   // The elements [begin, begin + n) in loop order, copied run by run along the innermost
