@@ -82,6 +82,14 @@ struct LoopPlan {
     }
     int64_t pos = begin;
     const int last = ndim - 1;
+    // Past the end of dim `from` (and of the dims it fills up): on to the next index outside.
+    auto carry = [&](int from) {
+      for (int d = from; d > 0 && idx[d] >= shape[d]; --d) {
+        for (int k = 0; k < N; ++k) off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
+        idx[d] = 0;
+        ++idx[d - 1];
+      }
+    };
     while (pos < end) {
       char* p[N];
       for (int k = 0; k < N; ++k) p[k] = base[k] + off[k];
@@ -99,11 +107,7 @@ struct LoopPlan {
         pos += rows * inner_len;
         idx[last - 1] += rows;
         for (int k = 0; k < N; ++k) off[k] += rows * rstr[k];
-        for (int d = last - 1; d > 0 && idx[d] >= shape[d]; --d) {
-          for (int k = 0; k < N; ++k) off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
-          idx[d] = 0;
-          ++idx[d - 1];
-        }
+        carry(last - 1);
         continue;
       }
       int64_t n = std::min(inner_len - idx[ndim - 1], end - pos);
@@ -111,11 +115,7 @@ struct LoopPlan {
       pos += n;
       idx[ndim - 1] += n;
       for (int k = 0; k < N; ++k) off[k] += n * istr[k];
-      for (int d = ndim - 1; d > 0 && idx[d] >= shape[d]; --d) {
-        for (int k = 0; k < N; ++k) off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
-        idx[d] = 0;
-        ++idx[d - 1];
-      }
+      carry(last);
     }
   }
 
