@@ -211,8 +211,25 @@ def _warn_once(msg):
         warnings.warn(msg, stacklevel=3)
 
 
+class InvalidBackend(RuntimeError):
+    """An unknown backend= name, raised by dyn.compile / torch.compile before anything is compiled
+    (as torch._dynamo.exc.InvalidBackend)."""
+
+    def __init__(self, name):
+        self.name = name
+        super().__init__(f"Invalid backend: {name!r}; expected one of {', '.join(list_backends())} "
+                         "(see torch._dynamo.list_backends()); nothing was compiled")
+
+
+def list_backends():
+    """The backend names dyn.compile takes: dyn's own and PyTorch's / torch_xla's (which run dyn's
+    default backend)."""
+    return list(_BACKENDS + _TORCH_BACKENDS)
+
+
 def _torch_backend(backend):
-    """dyn's backend for a name given to torch.compile/dyn.compile; unknown names warn and use default."""
+    """dyn's backend for a name given to torch.compile/dyn.compile; an unknown name raises
+    InvalidBackend, as torch.compile does."""
     if callable(backend) and not isinstance(backend, str):
         _warn_once(f"dyn.compile: custom backend {getattr(backend, '__name__', backend)!r} is not called; "
                    "dyn compiles with its own backend")
@@ -221,9 +238,7 @@ def _torch_backend(backend):
         return backend
     if backend in _TORCH_BACKENDS:
         return "default"
-    _warn_once(f"dyn.compile: unknown backend {backend!r}; using dyn's default backend "
-               f"(known: {', '.join(_BACKENDS + _TORCH_BACKENDS)})")
-    return "default"
+    raise InvalidBackend(backend)
 
 
 def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="default", mode=None, options=None,

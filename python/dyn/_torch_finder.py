@@ -19,6 +19,7 @@ ROOTS = {
 # torch submodules whose dyn module has another name.
 RENAMED = {
     "torch._dynamo": "dyn.compat._dynamo",
+    "torch._dynamo.exc": "dyn.compat._dynamo.exc",
     "torch._inductor": "dyn.compat._inductor",
     "torch.nn.parameter": "dyn.nn",
     "torch.utils.data.dataloader": "dyn.utils.data",

@@ -307,18 +307,38 @@ class TestBadInput(Base):
             dyn.compile()(gen)
 
     def test_bad_backend(self):
-        # torch.compile's contract: an unknown backend name warns (naming it and the known ones)
-        # and compiles with the default backend; it never stops the program.
+        # torch.compile's contract: an unknown backend name raises InvalidBackend (a RuntimeError)
+        # at compile time, naming it and the known ones; nothing is compiled or cached.
         import warnings
 
-        for bad in ("xla", "nope"):
+        from torch._dynamo.exc import InvalidBackend
+        import torch._dynamo
+
+        self.assertIs(InvalidBackend, dyn.InvalidBackend)
+        self.assertIn("inductor", torch._dynamo.list_backends())
+        before = dyn.debug.counters()
+        n_graphs = len(dyn.debug.graphs())
+
+        def fn(x):
+            return x * 2.0
+
+        for bad in ("xla", "nope", "inductorr", ""):
             with self.subTest(backend=bad), warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                f = dyn.compile(lambda x: x * 2.0, backend=bad)
-                self.assertEqual(f.backend, "default")
-                self.assertTrue(any(bad in str(m.message) and "inductor" in str(m.message) for m in w),
-                                [str(m.message) for m in w])
-                self.assertTrue(dyn.equal(f(dyn.ones(2)), dyn.full((2,), 2.0)))
+                with self.assertRaises(InvalidBackend) as cm:
+                    dyn.compile(fn, backend=bad)
+                with self.assertRaises(RuntimeError):
+                    dyn.compile(backend=bad)(fn)  # the decorator form raises before it is applied
+                self.assertEqual(w, [], "raised, not warned")
+                msg = str(cm.exception)
+                self.assertIn(repr(bad), msg)
+                for known in ("default", "eager", "inductor", "openxla"):
+                    self.assertIn(known, msg)
+                self.assertIn("nothing was compiled", msg)
+        self.assertEqual(dyn.debug.counters(), before)
+        self.assertEqual(len(dyn.debug.graphs()), n_graphs)
+        self.assertTrue(dyn.equal(dyn.compile(fn, backend="eager")(dyn.ones(2)), dyn.full((2,), 2.0)),
+                        "a good name after bad ones still compiles")
         for torch_name in ("inductor", "openxla", "aot_eager"):
             with self.subTest(backend=torch_name), warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")

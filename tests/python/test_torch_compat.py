@@ -249,16 +249,20 @@ class TestTorchCompile(unittest.TestCase):
         self.check_equal_over_calls(g, mlp_fn)
         self.assertIs(torch.compile(mlp_fn, disable=True), mlp_fn)
 
-    def test_unknown_backend_warns(self):
+    def test_unknown_backend_raises(self):
+        # As torch.compile: torch._dynamo.exc.InvalidBackend at compile time, naming the known ones.
+        import torch._dynamo
+        from torch._dynamo.exc import InvalidBackend
+
         for backend in ("no_such_backend_1", "no_such_backend_2"):
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                cf = torch.compile(mlp_fn, backend=backend)
-            msgs = [str(x.message) for x in w]
-            self.assertEqual(len(msgs), 1, msgs)
-            self.assertIn(backend, msgs[0])
-            self.assertIn("default", msgs[0])
-            self.check_equal_over_calls(cf, mlp_fn, calls=2)
+                with self.assertRaisesRegex(InvalidBackend, f"Invalid backend: '{backend}'.*inductor"):
+                    torch.compile(mlp_fn, backend=backend)
+            self.assertEqual([str(x.message) for x in w], [])
+        self.assertTrue(issubclass(InvalidBackend, RuntimeError))
+        self.assertIn("inductor", torch._dynamo.list_backends())
+        self.check_equal_over_calls(torch.compile(mlp_fn, backend="inductor"), mlp_fn, calls=2)
 
     def test_compiled_module_passes_through(self):
         torch.manual_seed(0)

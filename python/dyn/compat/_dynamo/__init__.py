@@ -3,7 +3,8 @@ import _dyn
 
 from ... import debug as _debug
 from ..._compile import compile as _compile_fn
-from ..._compile import mark_dynamic, mark_static, maybe_mark_dynamic  # noqa: F401
+from ..._compile import mark_dynamic, mark_static, maybe_mark_dynamic, list_backends  # noqa: F401
+from . import exc  # noqa: F401
 
 
 class _Config:
