@@ -184,6 +184,8 @@ class ExplainOutput:
             where = f"{b['file']}:{b['line']}" if b["file"] else "<unknown>"
             lines.append(f"  break {i + 1}: {where}  {b['source'] or ''}".rstrip())
             lines.append(f"    {b['reason']}")
+            # The trigger the break record holds: the reason alone does not say which call it was.
+            lines.append(f"    asked for: {b['asked_for']} [{b['kind']}]")
             if b["hint"]:
                 lines.append(f"    hint: {b['hint']}")
         for g in self.graphs:
