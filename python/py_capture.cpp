@@ -237,6 +237,17 @@ class PyNamer final : public SourceNamer {
     return ok;
   }
 
+  std::string stored_name() override {
+    if (!build()) return {};
+    std::string out;
+    PyObject* r = PyObject_CallMethod(sources_, "stored_name", nullptr);
+    if (r && PyUnicode_Check(r))
+      if (const char* s = PyUnicode_AsUTF8(r)) out = s;
+    Py_XDECREF(r);
+    clear_error();
+    return out;
+  }
+
   std::vector<NamedValue> values() override {
     std::vector<NamedValue> out;
     if (!build()) return out;
@@ -532,6 +543,7 @@ PyObject* graph_dict(const GraphRecord& r) {
   set_item(d, "inputs", ins);
   PyObject* scalars = PyList_New(0);
   for (const ScalarInput& si : r.graph->scalar_inputs) {
+    if (si.constant) continue;  // a named constant, not an input
     const Node& n = r.graph->nodes[si.node];
     const Scalar* sc[] = {&n.attrs->scalar, &n.attrs->scalar2, &n.attrs->scalar3};
     PyObject* x = Py_BuildValue("{s:i,s:s,s:s,s:s,s:d}", "node", n.outputs[0], "op", std::string(op_name(n.op)).c_str(),

@@ -367,15 +367,18 @@ const std::vector<Command>& commands() {
       {"guards", "[FN]", "the guards of each cache entry, one per line",
        "For each cache entry of FN (or of every compiled function): every check a call must pass to be served by it "
        "(tensor inputs by source, with symbols s0, s1 for dynamic sizes; shape_symbol: what each symbol is and its "
-       "range; aliasing, ops, int and bool constants, float inputs read at each call, observed branch values, global "
-       "state), each with its source line.",
+       "range; aliasing, ops, int and bool constants by name, float inputs read at each call, the bool() and .item() "
+       "values Python reads at graph breaks (by the variable they are stored to; read at each call, not checked), "
+       "global state), each with its source line.",
        CompleteWith::Functions, cmd_guards},
       {"why-recompile", "[FN]", "the recompiles grouped by cause, then which guard each older entry failed",
        "First a summary per function: its recompiles grouped by cause (the Python value or tensor property that "
-       "changed, the values it took, where it is used, a hint). Then for each recompile: the call that triggered "
-       "it and the new entry, one line per older entry with the first guard it failed (kind, expected vs actual), "
-       "the source line, the Python value that changed since that entry was traced, and a hint when one is known. "
-       "A recompile that made sizes dynamic says which (x.size(0) became dynamic as s0), in the summary too.",
+       "changed, the values it took, where it is used, a hint). A recompile's cause is the failure of the entry "
+       "that came closest (matched longest, or the one its dynamic sizes come from). Then for each recompile: the "
+       "call that triggered it and the new entry, one line per older entry with the first guard it failed (kind, "
+       "expected vs actual; the closest one marked), the source line, the Python value that changed since that "
+       "entry was traced, and a hint when one is true for this call. A recompile that made sizes dynamic says "
+       "which (x.size(0) became dynamic as s0), in the summary too.",
        CompleteWith::Functions, cmd_why},
       {"events", "[KIND] [FN]", "the event history, filterable",
        "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "

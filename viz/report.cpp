@@ -163,7 +163,7 @@ std::string html_report(const std::string& title) {
         "<th>made dynamic</th></tr>\n";
     for (const Event& e : query::events()) {
       if (e.kind != EventKind::Recompile) continue;
-      Cause cause = cause_of(e.failures);
+      Cause cause = cause_of(e.failures, e.closest);
       SourceLoc t = e.where.top();
       body += fmt::format("<tr><td>{}</td><td>{}[{}]</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           esc(e.fn), esc(e.fn), e.entry, t.known() ? esc(t.str()) : "", esc(cause.key),

@@ -303,9 +303,11 @@ std::string cause_summary(const std::string& fn) {
     if (!by_fn.count(e.fn)) order.push_back(e.fn);
     auto& groups = by_fn[e.fn];
     Cause c = e.failures.size() == 1 && e.failures[0].entry < 0 ? Cause{"re-created", "", "", "", e.failures[0].hint}
-                                                                : cause_of(e.failures);
+                                                                : cause_of(e.failures, e.closest);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const CauseGroup& g) { return g.cause.key == c.key; });
     if (it == groups.end()) it = groups.insert(groups.end(), CauseGroup{c, {}, 0});
+    // The newest recompile's hint: what holds now (a size the last recompile made dynamic).
+    it->cause.hint = c.hint;
     if (!c.value.empty() && c.has_value) it->values.push_back(c.value);
     it->count++;
   }
@@ -317,6 +319,7 @@ std::string cause_summary(const std::string& fn) {
     auto because = [](const CauseGroup& g) {
       if (g.cause.key == "re-created") return std::string("the compiled function was created anew");
       std::string s = g.cause.key;
+      if (!g.cause.from.empty()) s += " (" + g.cause.from + ")";
       if (!g.values.empty()) {
         std::string vals;
         for (size_t i = 0; i < g.values.size(); ++i) vals += (i ? ", " : "") + g.values[i];
@@ -358,8 +361,10 @@ std::string why_recompile_text(const std::string& fn) {
     out += fmt::format("{}{}: {}\n", e.fn, defined, e.reason);
     for (const GuardFailure& g : e.failures) {
       std::string text = source_of(g.where);
+      // Against any other entry more than one thing may differ: the closest one's failure is the cause.
+      std::string closest = e.failures.size() > 1 && g.entry == e.closest ? " (the closest entry: the cause)" : "";
       if (g.entry >= 0)
-        out += fmt::format("  {}[{}] failed {}: {}", e.fn, g.entry, guard_kind_name(g.kind), g.what);
+        out += fmt::format("  {}[{}] failed {}{}: {}", e.fn, g.entry, guard_kind_name(g.kind), closest, g.what);
       else
         out += fmt::format("  {}", g.what);
       if (!g.expected.empty() || !g.actual.empty())

@@ -94,6 +94,7 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
       out.push_back(fmt::format("aliasing: the {} tensor inputs of segment {} are distinct tensors  # {}",
                                 g.inputs.size(), j, g.nodes.empty() ? std::string() : g.nodes.front().where.str()));
     // Each node's scalar inputs by field, found once: a search per node made :guards quadratic.
+    // Named constants share the table: a field is either read at each call or a constant.
     std::vector<const ScalarInput*> scalar_of(g.nodes.size() * 3, nullptr);
     for (const ScalarInput& si : g.scalar_inputs)
       if (si.node >= 0 && static_cast<size_t>(si.node) < g.nodes.size() && si.field < 3 &&
@@ -116,15 +117,31 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
             out.push_back(fmt::format("scalar_input: {} reads {}, a float read at each call ({} when traced)  # {}",
                                       op_name(n.op), label, format_scalar(*sc[f]), n.where.str()));
         }
-      if (constant && !values)
+      // A constant by the name it has in the code: compared at each call, another value is another
+      // graph. Unnamed (a literal, or nobody can tell): the op's numbers as the graph prints them.
+      unsigned constants = constant_scalars(n.op, n.attrs);
+      bool named = false;
+      for (int f = 0; f < 3; ++f) {
+        const ScalarInput* si = scalar_of[k * 3 + static_cast<size_t>(f)];
+        if (!(constants >> f & 1) || !si || !si->constant || !si->named()) continue;
+        out.push_back(fmt::format("constant: {} == {}, checked at each call (a number {} bakes into the graph)  # {}",
+                                  scalar_label(si), format_scalar(*sc[f]), op_name(n.op), n.where.str()));
+        named = true;
+      }
+      if (constant && !values && !named)
         out.push_back(fmt::format("constant: {} uses {}  # {}", op_name(n.op), a, n.where.str()));
       out.push_back(fmt::format("op: {}", print_node(g, n)));
     }
     if (s.ends_in_break) {
       const Observation& ob = j < e.observed.size() ? e.observed[j] : s.observed;
+      // Not a value guard: Python reads the value at each call and what it does with it shows in
+      // the ops after the break, which are checked.
       if (ob.known)
-        out.push_back(
-            fmt::format("branch: Python observed {} at the graph break  # {}", ob.str(), s.break_where.str()));
+        out.push_back(fmt::format(
+            "branch: {}{} here is read at each call ({} when traced): the ops after it are checked, not its value  "
+            "# {}",
+            s.observed_name.empty() ? "" : "`" + s.observed_name + "` = ",
+            s.break_kind == BreakKind::Item ? ".item()" : "bool() of a tensor", ob.str(), s.break_where.str()));
       else
         out.push_back(fmt::format("graph_break: {} here  # {}", break_kind_name(s.break_kind), s.break_where.str()));
     }

@@ -48,6 +48,8 @@ struct Segment {
   BreakKind break_kind = BreakKind::ExplicitSync;
   SourceStack break_where;
   Observation observed;
+  // The variable Python stored the observed value to, as written (`longest`), or "".
+  std::string observed_name;
   // How the segment ends, as part of its plan-cache key: "|end" or "|break:item".
   std::string terminator() const {
     return ends_in_break ? "|break:" + std::string(break_kind_name(break_kind)) : "|end";
@@ -74,6 +76,9 @@ class SourceNamer {
   virtual bool scalar(const Scalar& s, ScalarSide side, InputKind* kind, std::string* name) = 0;
   // The plain Python values (numbers, bools, strings) the call can see by name.
   virtual std::vector<NamedValue> values() = 0;
+  // The variable the value Python reads at this graph break is stored to (`longest` for
+  // `longest = int(t.item())`), or "".
+  virtual std::string stored_name() { return {}; }
 };
 
 // A cache entry: one trace. Entries that share a prefix share its Segment objects (a trace tree).
@@ -277,9 +282,12 @@ class Capture {
   // No candidate is left: keep the matched prefix and record from here.
   void switch_to_record();
   void drop_candidate(size_t i, GuardFailure f);
+  // Operands of a binary op whose count changed: which one became a number (or a tensor), by name.
+  void explain_swap(const Graph& g, const Node& n, std::span<const Tensor> in, const Attrs& a, GuardFailure* f);
   const Segment& cached_segment() const;
   void log_recompile();
-  void count_recompile(const std::vector<GuardFailure>& failures);  // in fn_'s counts, as the recompile is logged
+  // In fn_'s counts, as the recompile is logged.
+  void count_recompile(const std::vector<GuardFailure>& failures, int closest);
   // The one event builder: what every event of this call has (function, entry, segment, where).
   Event event(EventKind kind, int entry, SourceStack where) const;
   // Counts the event in the counters and logs it.
@@ -370,6 +378,7 @@ class Capture {
   std::vector<Tensor> bound_;     // value id -> tensor bound to a graph input of the cached segment
   NodePatches patches_;           // per node: this call's generator state and float constants
   int last_failed_ = -1;          // the entry that matched longest
+  int closest_ = -1;              // the entry the recompile starts from (switch_to_record)
   std::vector<SymValues> binds_;  // per entry: what this call bound its symbols to
 
   // dynamic shapes of the entry being recorded: its symbols, their values at this call, and the
@@ -377,8 +386,9 @@ class Capture {
   std::vector<SymInfo> syms_;
   SymValues sym_now_;
   int pair_entry_ = -1;
-  int64_t recompile_event_ = -1;  // the number in the log of the recompile this call emitted
-  std::string recompile_cause_;   // and its cause's key
+  int64_t recompile_event_ = -1;       // the number in the log of the recompile this call emitted
+  std::vector<int64_t> guard_events_;  // and of the guard failures logged with it
+  std::string recompile_cause_;        // and its cause's key
 
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   double paused_at_start_ = 0;  // the log's paused_s when the call began

@@ -54,18 +54,55 @@ void Capture::generalize_segment() {
   }
   if (!paired) generalize_by_value(&seg_, &syms_, &sym_now_);
   if (syms_.size() == before || recompile_event_ < 0) return;
-  // The recompile that made sizes dynamic says so.
   Event* ev = CaptureLog::get().mutable_event(recompile_event_);
   if (!ev) return;
-  std::string made;
+  // A size already symbolic in the entry this one was generalized against stays dynamic: only
+  // the others became dynamic at this recompile.
+  const std::vector<SymInfo>* had = paired && pair_entry_ >= 0 ? &fn_->entries_[pair_entry_].symbols : nullptr;
+  std::string made, kept;
+  std::vector<std::string> made_sources;
   for (size_t i = before; i < syms_.size(); ++i) {
+    if (had && std::any_of(had->begin(), had->end(), [&](const SymInfo& s) { return s.source == syms_[i].source; })) {
+      kept += fmt::format("{}{} stays dynamic as s{} (as in {}[{}])", kept.empty() ? "" : ", ", syms_[i].source, i,
+                          fn_->name(), pair_entry_);
+      continue;
+    }
     made += fmt::format("{}{} became dynamic as s{}", made.empty() ? "" : ", ", syms_[i].source, i);
     if (syms_[i].sample >= 0) made += fmt::format(" (sizes {} and {} seen)", syms_[i].sample, syms_[i].traced);
+    made_sources.push_back(syms_[i].source);
   }
+  // The dynamic-shape step started from the paired entry: the recompile's cause is its failure.
+  if (paired && pair_entry_ != ev->closest &&
+      std::any_of(ev->failures.begin(), ev->failures.end(),
+                  [&](const GuardFailure& f) { return f.entry == pair_entry_; })) {
+    auto it = fn_->recompile_causes.find(recompile_cause_);
+    if (it != fn_->recompile_causes.end() && --it->second == 0) fn_->recompile_causes.erase(it);
+    ev->closest = pair_entry_;
+    recompile_cause_ = cause_of(ev->failures, ev->closest).key;
+    ++fn_->recompile_causes[recompile_cause_];
+    if (const GuardFailure* near = closest_failure(ev->failures, ev->closest)) ev->where = near->where;
+  }
+  if (!kept.empty()) ev->reason += "; " + kept;
+  if (made.empty()) return;
+  // The recompile that made sizes dynamic says so, and so do the hints of the sizes it made
+  // dynamic, in the recompile and in the guard failures logged before it knew.
+  CaptureLog& log = CaptureLog::get();
+  auto settle = [&](GuardFailure& f) {
+    if (f.size_dim >= 0 && std::find(made_sources.begin(), made_sources.end(),
+                                     fmt::format("{}.size({})", f.size_input, f.size_dim)) != made_sources.end())
+      f.hint = size_hint(f, fn_->options().dynamic, true, fn_->name());
+  };
+  for (GuardFailure& f : ev->failures) settle(f);
+  for (int64_t number : guard_events_)
+    if (Event* g = log.mutable_event(number); g && g->kind == EventKind::GuardFailure) {
+      settle(g->guard);
+      g->reason = fmt::format("{}: {}", guard_kind_name(g->guard.kind), g->guard.str());
+    }
+  // A later segment of the call may make more sizes dynamic: the event lists all of them.
   ev->reason += "; " + made;
-  ev->dynamic = made;
-  ev->details += (ev->details.empty() ? "" : "\n") + std::string("dynamic shapes: ") + made +
-                 "; this entry serves every size >= 2 of it";
+  ev->dynamic += (ev->dynamic.empty() ? "" : ", ") + made;
+  ev->details = failure_lines(fn_->name(), ev->failures) + "\ndynamic shapes: " + ev->dynamic +
+                "; this entry serves every size >= 2 of it";
 }
 
 }  // namespace dyn

@@ -104,35 +104,34 @@ void Capture::log_recompile() {
              (fn_->defined_at.empty() ? std::string() : " (compiled at " + fn_->defined_at + ")") + " and reuse it";
     ev.details = f.hint;
     ev.failures = {f};
-    count_recompile(ev.failures);
+    count_recompile(ev.failures, -1);
     emit(std::move(ev));
     recompile_event_ = CaptureLog::get().last_event_number();
     return;
   }
-  ev.where = failures_.back().where;
   ev.reason = fmt::format("call {} of '{}': no cache entry served it; new entry {}[{}]", fn_->calls, fn_->name(),
                           fn_->name(), new_entry_);
-  std::string lines;
   std::vector<GuardFailure> firsts;  // one per older entry, in entry order
   for (int k = 0; k < fn_->num_entries(); ++k)
     for (const GuardFailure& f : failures_)
       if (f.entry == k) {
-        lines += fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn_->name(), k,
-                             guard_kind_name(f.kind), f.str());
         firsts.push_back(f);
         firsts.back().came = Tensor();  // never kept alive by the log
         break;
       }
-  ev.details = lines;
+  ev.details = failure_lines(fn_->name(), firsts);
   ev.failures = firsts;
-  count_recompile(ev.failures);
+  ev.closest = closest_;
+  const GuardFailure* near = closest_failure(ev.failures, ev.closest);
+  ev.where = near ? near->where : failures_.back().where;
+  count_recompile(ev.failures, ev.closest);
   emit(std::move(ev));
   recompile_event_ = CaptureLog::get().last_event_number();
 }
 
-void Capture::count_recompile(const std::vector<GuardFailure>& failures) {
+void Capture::count_recompile(const std::vector<GuardFailure>& failures, int closest) {
   ++fn_->recompiles;
-  recompile_cause_ = cause_of(failures).key;
+  recompile_cause_ = cause_of(failures, closest).key;
   ++fn_->recompile_causes[recompile_cause_];
 }
 

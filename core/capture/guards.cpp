@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 
 namespace dyn {
@@ -15,7 +16,9 @@ std::string_view guard_kind_name(GuardKind k) {
 
 std::string GuardFailure::cause() const {
   if (cause_name.empty()) return {};
-  std::string s = fmt::format("`{}` changed from {} to {}", cause_name, cause_old, cause_new);
+  std::string s = cause_from.empty()
+                      ? fmt::format("`{}` changed from {} to {}", cause_name, cause_old, cause_new)
+                      : fmt::format("`{}` ({}) changed from {} to {}", cause_name, cause_from, cause_old, cause_new);
   if (!cause_where.empty()) s += " (used at " + cause_where + ")";
   return s;
 }
@@ -35,25 +38,33 @@ std::string GuardFailure::str() const {
   return s;
 }
 
-Cause cause_of(const std::vector<GuardFailure>& failures) {
-  Cause c;
-  if (failures.empty()) return c;
-  // A Python value that changed explains the others: each entry failed because of it.
+const GuardFailure* closest_failure(const std::vector<GuardFailure>& failures, int closest) {
   for (const GuardFailure& f : failures)
-    if (!f.cause_name.empty()) {
-      c.key = "`" + f.cause_name + "`";
-      c.value = f.cause_new;
-      c.first = f.cause_old;
-      c.where = f.cause_where;
-      c.hint = f.kind == GuardKind::Constant
-                   ? "it is baked into the graph as a constant; pass it as a tensor (or a float) to reuse one graph"
-               : f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd || f.kind == GuardKind::Branch
-                   ? "it decides which ops run, so each value gets its own graph; keep it fixed, or move the "
-                     "Python control flow it drives out of the compiled function"
-                   : f.hint;
-      return c;
-    }
-  const GuardFailure& f = failures.front();  // the oldest entry: why the first trace does not fit
+    if (f.entry == closest && closest >= 0) return &f;
+  return failures.empty() ? nullptr : &failures.front();
+}
+
+Cause cause_of(const std::vector<GuardFailure>& failures, int closest) {
+  Cause c;
+  const GuardFailure* fp = closest_failure(failures, closest);
+  if (!fp) return c;
+  const GuardFailure& f = *fp;
+  // A Python value that changed explains why the closest entry failed.
+  if (!f.cause_name.empty()) {
+    c.key = "`" + f.cause_name + "`";
+    c.value = f.cause_new;
+    c.first = f.cause_old;
+    c.where = f.cause_where;
+    c.from = f.cause_from;
+    c.hint = f.kind == GuardKind::Constant
+                 ? "it is baked into the graph as a constant; pass it as a tensor (or a float) to reuse one graph"
+             : f.kind == GuardKind::Branch ? f.hint
+             : f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd
+                 ? "it decides which ops run, so each value gets its own graph; keep it fixed, or move the "
+                   "Python control flow it drives out of the compiled function"
+                 : f.hint;
+    return c;
+  }
   c.key = f.subject.empty() ? f.what : f.subject;
   c.value = f.actual;
   c.first = f.expected;
@@ -65,6 +76,46 @@ Cause cause_of(const std::vector<GuardFailure>& failures) {
     c.has_value = false;
   }
   return c;
+}
+
+std::string failure_lines(const std::string& fn, const std::vector<GuardFailure>& failures) {
+  std::string lines;
+  for (const GuardFailure& f : failures)
+    lines +=
+        fmt::format("{}{}[{}] failed {}: {}", lines.empty() ? "" : "\n", fn, f.entry, guard_kind_name(f.kind), f.str());
+  return lines;
+}
+
+namespace {
+bool to_int(const std::string& s, int64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+}  // namespace
+
+std::string size_hint(const GuardFailure& f, int dynamic, bool made_dynamic, const std::string& fn) {
+  std::string mark = fmt::format("dyn.mark_dynamic({}, {})", f.size_input.empty() ? "t" : f.size_input, f.size_dim);
+  int64_t was = 0, is = 0;
+  bool numbers = to_int(f.expected, &was) && to_int(f.actual, &is);
+  if (dynamic == 0)
+    return fmt::format(
+        "'{}' was compiled with dynamic=False, so every size of dim {} gets a graph of its own ({} is not "
+        "honoured either); leave dynamic= unset to make a size that changes dynamic at its first recompile",
+        fn, f.size_dim, mark);
+  if (numbers && (was < 2 || is < 2))
+    return fmt::format(
+        "sizes 0 and 1 are specialized (as in PyTorch: broadcasting depends on them), so the graph traced with "
+        "size {} cannot serve size {}; each gets a graph of its own",
+        was, is);
+  if (made_dynamic)
+    return fmt::format(
+        "the recompile made dim {} dynamic: one graph now serves every size >= 2 of it; {} before the first call "
+        "saves the recompile",
+        f.size_dim, mark);
+  return fmt::format(
+      "when two traces differ only in sizes, the recompile makes those sizes dynamic (one graph for all sizes >= "
+      "2); {} before the first call makes dim {} dynamic from the start",
+      mark, f.size_dim);
 }
 
 namespace {
@@ -113,10 +164,10 @@ bool check_tensor_input(const Value& traced, const Tensor& t, GuardFailure* f, S
                     : "the trace had this size follow another one; a call where they differ gets a graph of its own";
     } else {
       f->expected = std::to_string(traced.shape[d]);
-      f->hint = fmt::format(
-          "dim {} changes between calls: the recompile makes it dynamic (one graph for all sizes >= 2) unless "
-          "compiled with dynamic=False; dyn.mark_dynamic({}, {}) before the first call saves the recompile",
-          d, traced.input_name().empty() ? "t" : traced.input_name(), d);
+      // The hint depends on the function's dynamic= and on what the recompile makes of this
+      // size: settled then (size_hint). The name is what dyn.mark_dynamic would take.
+      f->size_dim = d;
+      f->size_input = traced.input_name();
     }
   } else if ((bad = unfit_dim(traced.sym_strides(), traced.strides, t.strides(), syms)) >= 0) {
     f->what = input_label(traced) + " strides (memory layout)";

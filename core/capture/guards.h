@@ -25,10 +25,20 @@ struct GuardFailure {
   // The Python value whose change explains the failure, when one changed since the entry was
   // traced: `steps` went from 2 to 3 (its first use in the function: cause_where).
   std::string cause_name, cause_old, cause_new, cause_where;
+  // Where the value came from when it is not an argument or global the call can see: "from
+  // .item() at a.py:12" for a local that Python read from a tensor at a graph break.
+  std::string cause_from;
+  // A size failure of a traced (static) dim: which dim, for the hint settled at the recompile.
+  int size_dim = -1;
+  std::string size_input;  // the traced tensor's name ("x"), as dyn.mark_dynamic would take it
   // A tensor-input failure: the tensor that came where the trace had a named input. Named only
   // if no entry serves the call (naming runs Python): when it is another argument or global than
   // the one traced, data flow changed and the failure says so. Dropped before it is logged.
   Tensor came;
+  // A binary op's number that is a tensor now: named like `came` (then dropped). swap_kinds: "a
+  // Python float where the trace had a tensor".
+  Tensor swapped;
+  std::string swap_kinds;
   std::string cause() const;  // "`steps` changed from 2 to 3 (used at a.py:12)", or ""
   std::string str() const;    // one line: what, expected vs actual, file:line and source, hint
 };
@@ -41,10 +51,23 @@ struct Cause {
   std::string value;  // what it was this time: "5"
   std::string first;  // what it was when the oldest entry was traced: "3"
   std::string where;  // where it is used or checked: "a.py:12"
+  std::string from;   // "from .item() at a.py:12" (GuardFailure::cause_from)
   std::string hint;
   bool has_value = true;  // false: what changed is the trace itself (an op, its end), not a value
 };
-Cause cause_of(const std::vector<GuardFailure>& failures);
+// The cause is the failure of the entry that came closest (closest: its index; -1 when not
+// known, then the oldest entry's): against any other entry more than one thing differs.
+Cause cause_of(const std::vector<GuardFailure>& failures, int closest);
+// The failure of entry `closest` among failures, else the oldest entry's; nullptr if none.
+const GuardFailure* closest_failure(const std::vector<GuardFailure>& failures, int closest);
+
+// "fn[k] failed kind: text" for each failure, one a line: a recompile event's details.
+std::string failure_lines(const std::string& fn, const std::vector<GuardFailure>& failures);
+
+// The hint of a failure of a traced size, now that the recompile's outcome is known:
+// dynamic: the function's dynamic= (-1 None, 0 False, 1 True); made_dynamic: the recompile made
+// this dim symbolic; name: the tensor's source, as dyn.mark_dynamic(name, dim) would take it.
+std::string size_hint(const GuardFailure& f, int dynamic, bool made_dynamic, const std::string& fn);
 
 // The check of one tensor entering the graph against the input it was traced with: dtype, shape,
 // strides, requires_grad. Returns false and fills f on a mismatch. syms: the entry's symbols at

@@ -39,6 +39,9 @@ struct Event {
   int64_t count = 1;  // cache_hit events of one entry in a row are counted in one record
   // recompile: the sizes it made dynamic ("x.size(0) became dynamic as s0 (sizes 4 and 8 seen)")
   std::string dynamic;
+  // recompile: the older entry that came closest (the longest matched prefix, or the one the
+  // dynamic-shape step started from): its failure is the recompile's cause. -1: none.
+  int closest = -1;
 };
 
 // "fn[3]" -> ("fn", 3); false for anything else.

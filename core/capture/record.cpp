@@ -155,6 +155,25 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
         seg_.scalar_inputs.push_back(si);
       }
   }
+  // Constants by name (`n` (argument) == 1025 in :guards). A literal is named by the code itself
+  // and costs no entry: most constants are literals.
+  if (unsigned constants = constant_scalars(op, a); constants && namer_ && DerivativeScope::current() < 0) {
+    const Scalar* sc[] = {&a.scalar, &a.scalar2, &a.scalar3};
+    for (int f = 0; f < 3; ++f) {
+      if (!(constants >> f & 1)) continue;
+      ScalarInput si;
+      si.node = k;
+      si.field = static_cast<uint8_t>(f);
+      si.constant = true;
+      std::string name;
+      Naming naming(this);
+      if (!namer_->scalar(*sc[f], f == 0 ? a.side : ScalarSide::None, &si.kind, &name) || name.empty() ||
+          si.kind == InputKind::Literal)
+        continue;
+      si.name = intern(name);
+      seg_.scalar_inputs.push_back(si);
+    }
+  }
   seg_.nodes.push_back(std::move(n));
   std::vector<Tensor> outs;
   if (target < 0) make_lazy_outputs(seg_, seg_.nodes.back(), &outs);

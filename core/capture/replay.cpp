@@ -75,11 +75,12 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
       return s;
     };
     f->kind = GuardKind::Op;
-    f->what = n.op == op ? fmt::format("operands of {} changed (a tensor and a Python number swapped?)", op_name(op))
+    f->what = n.op == op ? fmt::format("operands of {} changed", op_name(op))
                          : fmt::format("op {} of segment {} changed", node_k_, segment_index_);
     if (n.op == op) {
       f->expected = shape_of_call(n.op, n.inputs.size(), n.attrs, n.target >= 0) + " at " + n.where.str();
       f->actual = shape_of_call(op, in.size(), a, self != nullptr);
+      explain_swap(g, n, in, a, f);
     } else {
       f->expected = std::string(op_name(n.op)) + (n.target >= 0 ? "_" : "") + " at " + n.where.str();
       f->actual = std::string(op_name(op)) + (self ? "_" : "");
@@ -186,6 +187,46 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   return true;
 }
 
+namespace {
+std::string number_kind(const Scalar& s) {
+  return s.kind == Scalar::Float ? "a Python float" : s.kind == Scalar::Int ? "a Python int" : "a Python bool";
+}
+}  // namespace
+
+void Capture::explain_swap(const Graph& g, const Node& n, std::span<const Tensor> in, const Attrs& a, GuardFailure* f) {
+  // A binary op's operand that was a tensor when traced and is a number now, or the other way.
+  if (op_def(n.op).cls != OpClass::Binary || n.target >= 0) return;
+  bool to_number = n.inputs.size() == 2 && in.size() == 1 && a.side != ScalarSide::None;
+  bool to_tensor = n.inputs.size() == 1 && in.size() == 2 && n.attrs->side != ScalarSide::None;
+  if (!to_number && !to_tensor) return;
+  size_t pos = (to_number ? a.side : n.attrs->side) == ScalarSide::Lhs ? 0 : 1;
+  std::string name, kind;
+  if (to_number) {
+    const Value& v = g.values[n.inputs[pos]];
+    if (v.producer < 0 && !v.input_name().empty()) name = v.input_name(), kind = input_kind_name(v.input_kind);
+    f->expected = fmt::format("a tensor {} at {}", value_meta(v), n.where.str());
+    f->actual = number_kind(a.scalar) + " (" + format_scalar(a.scalar) + ")";
+  } else {
+    for (const ScalarInput& si : g.scalar_inputs)
+      if (si.node == node_k_ && si.field == 0 && si.named() && si.kind != InputKind::Literal)
+        name = *si.name, kind = input_kind_name(si.kind);
+    f->expected =
+        fmt::format("{} ({}) at {}", number_kind(n.attrs->scalar), format_scalar(n.attrs->scalar), n.where.str());
+    f->actual = "a tensor " + meta_str(in[pos].dtype(), in[pos].shape());
+    if (name.empty()) f->swapped = in[pos];  // named by explain_causes if no entry serves the call
+  }
+  std::string now = to_number ? number_kind(a.scalar) : std::string("a tensor");
+  std::string was = to_number ? std::string("a tensor") : number_kind(n.attrs->scalar);
+  f->swap_kinds = now + " where the trace had " + was;
+  f->what = name.empty() ? fmt::format("operand {} of {} is {}", pos, op_name(n.op), f->swap_kinds)
+                         : fmt::format("`{}` ({}) of {} is {}", name, kind, op_name(n.op), f->swap_kinds);
+  if (!name.empty()) f->subject = fmt::format("`{}` ({}) is {}", name, kind, f->swap_kinds);
+  f->hint = fmt::format(
+      "a tensor is an input of the graph and a Python number a constant or scalar input of it, so each kind "
+      "gets its own trace; pass {} as the same kind at every call",
+      name.empty() ? "this operand" : "`" + name + "`");
+}
+
 void Capture::drop_candidate(size_t i, GuardFailure f) {
   int e = candidates_[i];
   const Entry& entry = fn_->entries_[e];
@@ -195,14 +236,32 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
        ++j) {
     const Observation& was = entry.observed[j];
     if (was.known && observed_[j].known && was.value != observed_[j].value) {
+      const Segment& s = *entry.segments[j];
       f = GuardFailure{};
       f.entry = e;
       f.kind = GuardKind::Branch;
-      f.what = fmt::format("value Python observed at graph break {} changed", j);
       f.expected = was.str();
       f.actual = observed_[j].str();
-      f.where = entry.segments[j]->break_where;
-      f.hint = "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
+      f.where = s.break_where;
+      std::string read = s.break_kind == BreakKind::Item ? ".item()" : "bool()";
+      std::string at = s.break_where.top().known() ? " at " + s.break_where.top().str() : std::string();
+      if (!s.observed_name.empty()) {
+        // The variable Python stored it to: the cause, by its name.
+        f.what =
+            fmt::format("`{}`, read from a tensor by {}{} (graph break {}), changed", s.observed_name, read, at, j);
+        f.subject = "`" + s.observed_name + "`";
+        f.cause_name = s.observed_name;
+        f.cause_old = f.expected;
+        f.cause_new = f.actual;
+        f.cause_from = "from " + read + at;
+      } else {
+        f.what = fmt::format("the value of {}{} (graph break {}) changed", read, at, j);
+        f.subject = "the value of " + read + at;
+      }
+      f.hint = s.break_kind == BreakKind::Item
+                   ? "the ops after it depend on this number (as a size, an index or a constant), so a value that "
+                     "changes them needs a trace of its own; keeping the computation in tensors avoids the break"
+                   : "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
       break;
     }
   }
@@ -303,6 +362,23 @@ void Capture::explain_causes() {
   // A tensor that failed a named input's guard: if it is another argument or global than the one
   // traced, the failure is not that tensor's metadata but which tensor the op read.
   for (GuardFailure& f : failures_) {
+    if (f.swapped.defined()) {
+      Tensor t = std::move(f.swapped);
+      f.swapped = Tensor();
+      InputKind kind;
+      std::string name;
+      bool named = false;
+      if (namer_) {
+        Naming naming(this);
+        named = namer_->tensor(t, &kind, &name) && !name.empty();
+      }
+      if (named) {
+        f.what = fmt::format("`{}` ({}){}", name, input_kind_name(kind), f.what.substr(f.what.find(" of ")));
+        f.subject = fmt::format("`{}` ({}) is {}", name, input_kind_name(kind), f.swap_kinds);
+        if (size_t at = f.hint.find("this operand"); at != std::string::npos)
+          f.hint.replace(at, std::string_view("this operand").size(), "`" + name + "`");
+      }
+    }
     if (!f.came.defined()) continue;
     Tensor t = std::move(f.came);
     f.came = Tensor();
@@ -334,7 +410,7 @@ void Capture::explain_causes() {
     // A tensor's metadata, grad mode and the default dtype at the call are causes of their own: a
     // Python value that changed too is no reason that such an entry failed.
     if (f.kind == GuardKind::TensorInput || f.kind == GuardKind::GlobalState || f.entry < 0 ||
-        f.entry >= fn_->num_entries())
+        f.entry >= fn_->num_entries() || !f.cause_from.empty())
       continue;
     // An int, bool or string that changed decides control flow or a constant; a float is an input
     // of the graph and explains a failure only when nothing else changed.
@@ -365,6 +441,8 @@ void Capture::switch_to_record() {
   // The prefix comes from an entry that still matches (when the call is aborted mid-replay), else
   // from the one that matched longest.
   int best_entry = !candidates_.empty() ? candidates_.front() : last_failed_;
+  // Entries that failed a global-state guard matched nothing: of those, the newest is as close.
+  closest_ = best_entry >= 0 ? best_entry : failures_.empty() ? -1 : failures_.back().entry;
   if (best_entry >= 0 && segment_index_ < static_cast<int>(fn_->entries_[best_entry].segments.size())) {
     // Keep what matched: the segments before this one, and this segment's first node_k_ nodes.
     const Entry& best = fn_->entries_[best_entry];
@@ -415,12 +493,24 @@ void Capture::switch_to_record() {
   patches_.clear();
   if (aborting) return;
   explain_causes();
+  // What a size failure's hint may promise depends on the function's dynamic= (settled here) and
+  // on whether the recompile makes the size dynamic (amended by generalize_segment).
+  for (GuardFailure& f : failures_) {
+    if (f.size_dim >= 0) f.hint = size_hint(f, fn_->options().dynamic, false, fn_->name());
+    // arange's hint promises a dynamic size, which dynamic=False never makes.
+    if (fn_->options().dynamic == 0 && f.kind == GuardKind::Constant && f.what.find(" of arange ") != std::string::npos)
+      f.hint = fmt::format(
+          "arange's bounds set a size, and '{}' was compiled with dynamic=False: each range gets a "
+          "graph of its own",
+          fn_->name());
+  }
   for (const GuardFailure& f : failures_) {
     Event ev = event(EventKind::GuardFailure, f.entry, f.where);
     ev.reason = fmt::format("{}: {}", guard_kind_name(f.kind), f.str());
     ev.details = std::string(guard_kind_name(f.kind));
     ev.guard = f;
     emit(std::move(ev));
+    guard_events_.push_back(log.last_event_number());
   }
   if (fn_->num_entries() >= fn_->opts_.cache_limit) {
     // Too many traces: from now on the function runs eagerly. This call finishes uncached.

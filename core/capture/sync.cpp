@@ -222,7 +222,13 @@ void Capture::graph_break(BreakKind kind, const std::string& what, const Tensor*
   run_segment(true, &e, nullptr);
   Observation o = observe(kind, observed);
   observed_.push_back(o);
-  if (!new_segments_.empty()) new_segments_.back()->observed = o;
+  if (!new_segments_.empty()) {
+    new_segments_.back()->observed = o;
+    if (o.known && namer_) {
+      Naming naming(this);
+      new_segments_.back()->observed_name = namer_->stored_name();
+    }
+  }
 }
 
 void Capture::run_segment(bool commit, const Event* break_event, const Observation*) {

@@ -242,6 +242,9 @@ struct ScalarInput {
   int node = -1;
   uint8_t field = 0;  // 0: attrs.scalar, 1: scalar2, 2: scalar3
   InputKind kind = InputKind::External;
+  // Not an input: a number baked into the graph (an int, a bool, arange's range), kept with its
+  // name only so that its guard and a recompile can say which variable it is (never a literal).
+  bool constant = false;
   // "w", "opt.param_groups[0]['lr']", "1 - beta1", "0.5" (Literal), interned; nullptr: unknown
   const std::string* name = nullptr;
   bool named() const { return name != nullptr; }

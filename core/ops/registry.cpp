@@ -197,6 +197,15 @@ unsigned value_scalars(OpId op, const Attrs& a) {
   return m;
 }
 
+unsigned constant_scalars(OpId op, const Attrs& a) {
+  unsigned m = op_def(op).cls == OpClass::Binary ? (a.side != ScalarSide::None ? 1u : 0u)
+               : op == OpId::full                ? 1u
+               : op == OpId::clamp               ? (a.has_lo ? 1u : 0u) | (a.has_hi ? 2u : 0u)
+               : op == OpId::arange              ? 7u
+                                                 : 0u;
+  return m & ~value_scalars(op, a);
+}
+
 bool attrs_equal_but_values(OpId op, const Attrs& traced, const Attrs& now) {
   unsigned m = value_scalars(op, traced);
   if (!m) return attrs_equal(traced, now, false);

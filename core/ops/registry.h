@@ -127,6 +127,9 @@ bool attrs_equal(const Attrs& a, const Attrs& b, bool with_rng);
 // set: field k of (scalar, scalar2, scalar3). Ints and bools stay constants (they decide dtypes
 // and may decide shapes), as does arange's range (it decides the shape).
 unsigned value_scalars(OpId op, const Attrs& a);
+// The numbers of an op the trace keeps as constants (a replay compares them): the Python numbers
+// a binary op, full, clamp and arange take, less the value scalars. Same bit layout.
+unsigned constant_scalars(OpId op, const Attrs& a);
 // attrs_equal without the rng state, where the value scalars of `traced` compare by kind only.
 bool attrs_equal_but_values(OpId op, const Attrs& traced, const Attrs& now);
 // The value scalars of `now` that differ (bitwise) from `traced`'s, as a mask of value_scalars.

@@ -139,14 +139,17 @@ std::string event_json(const Event& e) {
     s += ", \"failures\": [";
     for (size_t i = 0; i < e.failures.size(); ++i) s += (i ? ", " : "") + guard_json(e.failures[i]);
     s += "]";
-    // The oldest entry's hint: it explains why the first trace does not fit.
-    s += ", \"hint\": " + json_string(e.failures.empty() ? std::string() : e.failures.front().hint);
+    // The closest entry's hint: it explains why no trace fits.
+    const GuardFailure* near = closest_failure(e.failures, e.closest);
+    s += ", \"hint\": " + json_string(near ? near->hint : std::string());
+    s += fmt::format(", \"closest\": {}", e.closest);
     // The one source the recompile is blamed on (the summary of :why-recompile groups by its key).
-    Cause c = cause_of(e.failures);
+    Cause c = cause_of(e.failures, e.closest);
     s += ", \"dynamic\": " + json_string(e.dynamic);
-    s += fmt::format(", \"cause\": {{\"key\": {}, \"value\": {}, \"first\": {}, \"where\": {}, \"hint\": {}}}",
-                     json_string(c.key), json_string(c.value), json_string(c.first), json_string(c.where),
-                     json_string(c.hint));
+    s += fmt::format(
+        ", \"cause\": {{\"key\": {}, \"value\": {}, \"first\": {}, \"where\": {}, \"from\": {}, \"hint\": {}}}",
+        json_string(c.key), json_string(c.value), json_string(c.first), json_string(c.where), json_string(c.from),
+        json_string(c.hint));
   }
   return s + "}";
 }

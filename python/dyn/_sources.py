@@ -347,7 +347,15 @@ class Sources:
         """(kind, name) of the number the op being issued got: ("literal", "0.5") when the code
         writes it as a number, None when nobody can tell (a constant of a backward formula)."""
         top = sys._getframe(1)
+        # A literal in the user's code stays that literal: asked for every int of a trace (a loop's
+        # `x + 1`), it is found once per instruction.
+        key = (top.f_lasti, side, type(value), repr(value))
+        seen = _literals.get(top.f_code)
+        if seen is not None and key in seen:
+            return seen[key]
         named = self._scalar(top, value, side)
+        if named is not None and named[0] == "literal" and not _is_library(top):
+            _literals.setdefault(top.f_code, {})[key] = named
         if named is None and _is_library(top):
             # A number of dyn's own making (zeros' 0.0 inside a conv, a fused update's lr): the one
             # user-visible path holding it, else a constant of that function.
@@ -356,6 +364,15 @@ class Sources:
                 return matches[0]
             return ("literal", f"{value!r} in dyn's {top.f_code.co_name}")
         return named
+
+    def stored_name(self):
+        """The variable that the value Python is reading now (a graph break's .item() or bool()) is
+        assigned to on the same line of the user's code, written directly or through int(),
+        float() or bool() (`longest = int(lens.max().item())`); "" when it is not stored so."""
+        f = sys._getframe(1)
+        if _is_library(f):
+            return ""  # read by dyn's own code: what the user stores is something else
+        return _store_target(f.f_code, f.f_lasti)
 
     def _scalar(self, f, value, side):
         text = _operand_text(f, value, side)
@@ -425,6 +442,42 @@ class Sources:
                 return None
             f = f.f_back
         return None
+
+
+_STORES = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF")
+_CONVERSIONS = ("int", "float", "bool")
+_targets = weakref.WeakKeyDictionary()  # code -> {lasti: name or ""}
+
+
+def _store_target(code, lasti):
+    """The name the result of the call at instruction lasti is stored to, on its line, when only
+    int()/float()/bool() stand between (`n = int(t.item())`); else ""."""
+    cached = _targets.setdefault(code, {})
+    if lasti in cached:
+        return cached[lasti]
+    name = ""
+    try:
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        at = next(k for k, i in enumerate(ins) if i.offset == lasti)
+        line = ins[at].positions.lineno if ins[at].positions else None
+        wrappers = 0
+        for i in ins[at + 1:]:
+            if i.positions is not None and i.positions.lineno not in (None, line):
+                break
+            if i.opname in ("PRECALL", "CALL") and i.arg == 1:
+                wrappers += i.opname == "CALL"
+                continue
+            if i.opname in _STORES:
+                # Each one-argument call around the value must be a conversion loaded on this line.
+                loads = [j for j in ins[:at] if j.opname in ("LOAD_GLOBAL", "LOAD_NAME") and
+                         j.argval in _CONVERSIONS and j.positions is not None and j.positions.lineno == line]
+                if len(loads) >= wrappers:
+                    name = i.argval
+            break
+    except (StopIteration, AttributeError, TypeError, ValueError):
+        name = ""
+    cached[lasti] = name
+    return name
 
 
 def _argument_holding(frame, value):
@@ -511,6 +564,7 @@ def _float_literal(e):
 
 
 _operands = weakref.WeakKeyDictionary()  # code -> {lasti: (shape, operand expressions)}
+_literals = weakref.WeakKeyDictionary()  # code -> {(lasti, side, type, repr): ("literal", text)}
 
 
 def _operand_exprs(code, lasti):

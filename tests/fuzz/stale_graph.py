@@ -158,6 +158,7 @@ class Gen:
         if cell_type == "tensor":
             self.outside.append(Var("cell", (1,), True))
         self.scalars = []  # names of Python numbers from .item()
+        self.int_items = []  # names of Python ints from int(t.item()): a recompile names them
         self.extras = []  # returnable non-tensor values
         self.backward_done = False
 
@@ -184,6 +185,12 @@ class Gen:
         if self.cell_type == "int":
             c += ["cell", "cell"]
         return self.r.choice(c)
+
+    def int_const(self):
+        """An int an op bakes in as a constant: from outside, or read from a tensor by .item()."""
+        if self.int_items and self.r.random() < 0.4:
+            return self.r.choice(self.int_items)
+        return self.int_source()
 
     def cond(self):
         r = self.r
@@ -226,7 +233,7 @@ class Gen:
              f"{P}.clone()", f"{P}.detach()", f"{P}[...]", f"{P}.contiguous()", f"({P} * 0.5).exp()",
              f"{P} / 3.0", f"{P}.square()", f"{P}.floor()", f"{P}.masked_fill({P} > 0, 0.5)",
              f"{P} * {S} + {self.scalar()}", f"{P}.clamp(min={S})", f"dyn.where({P} > 0, {P}, {S})",
-             f"{P} - {S} * {P}", f"{P} * {self.int_source()}", f"{P} + {self.int_source()}",
+             f"{P} - {S} * {P}", f"{P} * {self.int_const()}", f"{P} + {self.int_const()}",
              f"{P} * (x.shape[0] / 4)", f"{P} / x.shape[-1]", f"{P}.abs() ** {S}", f"{P}.abs().pow(GF)",
              f"{P}.clamp(max={S})", f"{P}.masked_fill({P} < 0, {S})", f"{P}.lerp({P}.tanh(), GF)" if rank else f"{P} * 1.5"]
         if rank >= 1:
@@ -509,6 +516,11 @@ class Gen:
         r = self.r
         p = self.pick()
         k = r.randrange(5)
+        if k == 0 and r.random() < 0.3:
+            i = self.fresh("i")
+            self.int_items.append(i)
+            self.extras.append(i)
+            return [f"{i} = int({p.name}.sum().item())"]
         if k == 0:
             f = self.fresh("f")
             self.scalars.append(f)
@@ -1119,6 +1131,8 @@ class ReasonChecker:
         self.history = []  # per compiled call: (pystate, tstate, grad enabled, default dtype)
         self.unparsed = {}  # cause keys we could not check (shape of the key -> example)
         self.categories = {}
+        self.entry_call = {}  # cache entry -> the call (index into history) that recorded it
+        self.dynamic = None  # the program's dynamic= (None, True, False)
 
     def note(self, cat):
         self.categories[cat] = self.categories.get(cat, 0) + 1
@@ -1128,6 +1142,64 @@ class ReasonChecker:
 
     def seen_before(self, pred):
         return any(pred(h) for h in self.history[:-1])
+
+    def entries_made(self, n_entries):
+        """After a call: entries beyond those known were recorded by it."""
+        for e in range(len(self.entry_call), n_entries):
+            self.entry_call[e] = len(self.history) - 1
+
+    def check_closest(self, ev):
+        """The cause is the failure of the entry that came closest: an older entry that failed, and
+        a tensor property's "first" is what that entry's call had (not the oldest entry's)."""
+        closest = ev.get("closest", -1)
+        fails = {f.get("entry"): f for f in ev.get("failures", ())}
+        if len(fails) == 0 or (len(fails) == 1 and -1 in fails):
+            return []
+        if closest not in fails:
+            return [f"recompile names closest entry {closest}, which is not among the failed entries {sorted(fails)}"]
+        self.note("closest: checked")
+        f = fails[closest]
+        cause = ev.get("cause") or {}
+        probs = []
+        if not f.get("cause") and cause.get("first") != f.get("expected"):
+            probs.append(f"cause first {cause.get('first')!r} is not the closest entry {closest}'s expected "
+                         f"{f.get('expected')!r}")
+        origin = self.entry_call.get(closest)
+        m = re.fullmatch(r"dim (\d+) of tensor '([^']+)' \((\w+)\)", (cause.get("key") or "").strip())
+        first = cause.get("first") or ""
+        if origin is not None and m and re.fullmatch(r"\d+", first) and m.group(2) in self.history[origin][1]:
+            shape = self.history[origin][1][m.group(2)]["shape"]
+            d = int(m.group(1))
+            # What that entry traced: its call's size, unless a later call kept the entry as a
+            # prefix of its own (the shared segments then hold the older sizes).
+            if d < len(shape) and str(shape[d]) != first and not any(
+                    str(h[1].get(m.group(2), {}).get("shape", [None] * (d + 1))[d]) == first
+                    for h in self.history[:origin]):
+                probs.append(f"cause {cause.get('key')} says first {first!r}, but the closest entry {closest} was "
+                             f"recorded by a call with size {shape[d]}")
+        return probs
+
+    def check_hints(self, ev):
+        """A hint is printed only when it is true for this call."""
+        probs = []
+        dynamic_made = ev.get("dynamic") or ""
+        for f in ev.get("failures", ()):
+            hint = f.get("hint") or ""
+            m = re.fullmatch(r"tensor '([^']+)' \((\w+)\) size mismatch at dim (\d+)", f.get("what", ""))
+            if not m or not re.fullmatch(r"\d+", f.get("expected", "")):
+                continue
+            self.note("hint: a traced size")
+            was, now = int(f["expected"]), int(f["actual"])
+            if self.dynamic is False:
+                if "dynamic=False" not in hint or "made dim" in hint:
+                    probs.append(f"under dynamic=False the size hint says {hint!r}")
+            elif min(was, now) < 2:
+                if "specialized" not in hint or "made dim" in hint:
+                    probs.append(f"a size {was} -> {now} (0 and 1 are specialized) has the hint {hint!r}")
+            if "made dim" in hint and f"{m.group(1)}.size({m.group(3)}) became dynamic" not in dynamic_made:
+                probs.append(f"the hint says the recompile made {m.group(1)}.size({m.group(3)}) dynamic; it made: "
+                             f"{dynamic_made!r}")
+        return probs
 
     def check_tensor_prop(self, name, prop, value, first, cur, where):
         """prop: ('dim', d) / 'dtype' / 'strides' / 'requires_grad' / 'ndim'. Returns problems."""
@@ -1183,7 +1255,8 @@ class ReasonChecker:
             probs.append(f"cause {key} carries the hint of a grad-mode guard: {hint!r}")
         if key != "default dtype" and "set_default_dtype" in hint:
             probs.append(f"cause {key} carries the hint of a default-dtype guard: {hint!r}")
-        return probs + self.check_cause(key, value, first, cur, cause.get("where") or "")
+        return probs + self.check_cause(key, value, first, cur, cause.get("where") or "", cause.get("from") or "") + \
+            self.check_closest(ev) + self.check_hints(ev)
 
     def check_used_at(self, name, where, what):
         """A Python value the function reads: a name it can see, read at the line the event says."""
@@ -1199,9 +1272,19 @@ class ReasonChecker:
                 probs.append(f"{what} says it is used at line {m.group(1)} `{text.strip()}`, which does not read it")
         return probs
 
-    def check_cause(self, key, value, first, cur, where=""):
+    def check_cause(self, key, value, first, cur, where="", origin=""):
         probs = []
         m = re.fullmatch(r"`([^`]+)`", key)
+        if m and origin:
+            # A local Python read from a tensor at a graph break: stored there, from .item().
+            self.note("cause: a value read by .item(), by name")
+            fm = re.fullmatch(r"from \.item\(\) at .*:(\d+)", origin)
+            line = self.lines[int(fm.group(1)) - 1] if fm and 0 < int(fm.group(1)) <= len(self.lines) else ""
+            if not re.search(rf"\b{re.escape(m.group(1))}\s*=.*\.item\(\)", line):
+                probs.append(f"cause {key} ({origin}): that line does not store .item() to it: {line.strip()!r}")
+            if value == first:
+                probs.append(f"cause {key}: value {value!r} and first {first!r} are the same")
+            return probs
         if m:
             sk = name_key(m.group(1))
             self.note("cause: a Python value by name")
@@ -1283,6 +1366,8 @@ class ReasonChecker:
                     probs.append(f"entry {f.get('entry')}'s failure says default dtype {actual!r}, but it is {cur[3]}")
             else:
                 self.note(f"failure: {f.get('guard')}")
+            if re.match(r"`[^`]+` \(from \.item\(\) at", f.get("cause") or ""):
+                continue  # checked as the event's cause
             cm = re.match(r"`([^`]+)` changed from (.+) to (.+) \(used at ([^)]*)\)", f.get("cause") or "")
             if cm:
                 probs += self.check_used_at(cm.group(1), cm.group(4), f"entry {f.get('entry')}'s failure cause")
@@ -1330,6 +1415,7 @@ def check_program(prog, tmpdir, totals):
         return result
     names = prog.argnames()
     checker = ReasonChecker(prog.index, prog.source())
+    checker.dynamic = ns["COMPILE"].get("dynamic")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1350,6 +1436,7 @@ def check_program(prog, tmpdir, totals):
                 if d and not result["diffs"]:
                     result["diffs"] = [(k, x) for x in d]
                 checker.add_call(prog.calls[k], args_c, names)
+                checker.entries_made(len(dyn.debug.guards(compiled)))
                 evs = dyn.debug.events("recompile")[n_ev:]
                 for ev in evs:
                     probs = checker.check_event(ev) + checker.check_failures(ev)

@@ -94,13 +94,15 @@ class TestIssueExample(Base):
         n = f.name
         self.assertEqual(r1["reason"], f"call 3 of '{n}': no cache entry served it; new entry {n}[1]; "
                                        "x.size(0) became dynamic as s0 (sizes 4 and 6 seen)")
-        # compared with f[1], the trace for scale=3 is dynamic in dim 0 too
+        # compared with f[1], the trace for scale=3 is dynamic in dim 0 too: it stays so, it did
+        # not become dynamic at this recompile
         self.assertEqual(r2["reason"], f"call 4 of '{n}': no cache entry served it; new entry {n}[2]; "
-                                       "x.size(0) became dynamic as s0 (sizes 6 and 4 seen)")
+                                       f"x.size(0) stays dynamic as s0 (as in {n}[1])")
+        self.assertEqual((r2["dynamic"], r2["closest"]), ("", 1))
         self.assertEqual((r1["entry"], r2["entry"]), (1, 2))
         (a,) = r1["failures"]
         self.check_failure(a, scale_relu, "tensor_input", "4", "6", "# MUL",
-                           what="tensor 'x' (argument) size mismatch at dim 0", hint="the recompile makes it dynamic")
+                           what="tensor 'x' (argument) size mismatch at dim 0", hint="the recompile made dim 0 dynamic")
         b0, b1 = r2["failures"]
         self.check_failure(b0, scale_relu, "constant", "2", "3", "# MUL",
                            what="constant 'scale' (argument) of mul changed", hint="pass it as a tensor")
@@ -381,7 +383,9 @@ class TestGuardListing(Base):
             (b,) = [s for s in g if s.startswith("branch:")]
             self.assertIn(tag, b)
             self.assertIn("add reads 's' (argument), a float" if e == 0 else "sub reads 's' (argument), a float", "\n".join(g))
-            observed.append(("observed True" in b, "observed False" in b))
+            self.assertIn("is read at each call", b)
+            self.assertIn("the ops after it are checked, not its value", b)
+            observed.append(("(True when traced)" in b, "(False when traced)" in b))
         # each entry lists the value Python observed when that entry was traced
         self.assertEqual(observed, [(True, False), (False, True)], guards)
 

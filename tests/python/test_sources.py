@@ -149,11 +149,14 @@ class TestScalarSources(unittest.TestCase):
             assert_same(self, loop(x, steps), cf(x, steps), f"steps={steps}")
         self.assertEqual(counts(), (5, 4, 1))
         uses = f"{BASE}:{line_of(loop, '# STEPS')}"
-        for ev, (old, new) in zip(dyn.debug.events("recompile", cf), [(3, 5), (3, 7), (3, 9), (3, 11)]):
+        # The cause is the closest entry's failure: the one traced with the steps before (its loop
+        # matched longest); entry 0's failure says the same of 3.
+        for ev, (near, new) in zip(dyn.debug.events("recompile", cf), [(3, 5), (5, 7), (7, 9), (9, 11)]):
+            self.assertEqual(ev["closest"], ev["entry"] - 1)
             self.assertEqual(ev["cause"]["key"], "`steps`")
-            self.assertEqual((ev["cause"]["first"], ev["cause"]["value"]), (str(old), str(new)))
+            self.assertEqual((ev["cause"]["first"], ev["cause"]["value"]), (str(near), str(new)))
             self.assertEqual(ev["cause"]["where"], uses)
-            self.assertEqual(ev["failures"][0]["cause"], f"`steps` changed from {old} to {new} (used at {uses})")
+            self.assertEqual(ev["failures"][0]["cause"], f"`steps` changed from 3 to {new} (used at {uses})")
 
     def test_float_argument_is_a_named_graph_input(self):
         def scale(x, w):
