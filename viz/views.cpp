@@ -320,6 +320,8 @@ std::string cause_summary(const std::string& fn) {
       if (g.cause.key == "re-created") return std::string("the compiled function was created anew");
       std::string s = g.cause.key;
       if (!g.cause.from.empty()) s += " (" + g.cause.from + ")";
+      // "constant 'n' (local) of add changed" took the value 3: the verb comes once.
+      if (!g.values.empty() && s.size() > 8 && s.compare(s.size() - 8, 8, " changed") == 0) s.resize(s.size() - 8);
       if (!g.values.empty()) {
         std::string vals;
         for (size_t i = 0; i < g.values.size(); ++i) vals += (i ? ", " : "") + g.values[i];

@@ -119,7 +119,10 @@ std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
         }
       // A constant by the name it has in the code: compared at each call, another value is another
       // graph. Unnamed (a literal, or nobody can tell): the op's numbers as the graph prints them.
+      // A number that follows a size (x + x.shape[0], dynamic) is checked against its form instead.
       unsigned constants = constant_scalars(n.op, n.attrs);
+      for (const SymAttr& sa : n.sym_attrs)
+        if (sa.slot >= kMaxDims + 4) constants &= ~(1u << (sa.slot - kMaxDims - 4));
       bool named = false;
       for (int f = 0; f < 3; ++f) {
         const ScalarInput* si = scalar_of[k * 3 + static_cast<size_t>(f)];

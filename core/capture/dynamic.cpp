@@ -101,7 +101,14 @@ void Capture::generalize_segment() {
   // A later segment of the call may make more sizes dynamic: the event lists all of them.
   ev->reason += "; " + made;
   ev->dynamic += (ev->dynamic.empty() ? "" : ", ") + made;
-  ev->details = failure_lines(fn_->name(), ev->failures) + "\ndynamic shapes: " + ev->dynamic +
+  // The failure lines again, with the settled hints (not for a function compiled anew, whose one
+  // "failure" is no entry's).
+  bool entries =
+      std::all_of(ev->failures.begin(), ev->failures.end(), [](const GuardFailure& f) { return f.entry >= 0; });
+  std::string lines =
+      entries ? failure_lines(fn_->name(), ev->failures) : ev->details.substr(0, ev->details.find("dynamic shapes: "));
+  while (!lines.empty() && lines.back() == '\n') lines.pop_back();
+  ev->details = (lines.empty() ? "" : lines + "\n") + "dynamic shapes: " + ev->dynamic +
                 "; this entry serves every size >= 2 of it";
 }
 

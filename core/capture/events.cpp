@@ -144,6 +144,12 @@ void Capture::retract_recompile() {
   if (it != fn_->recompile_causes.end() && --it->second == 0) fn_->recompile_causes.erase(it);
   log.erase_event(recompile_event_);
   recompile_event_ = -1;
+  // No recompile made a size dynamic: the guard failures logged with it say so no more.
+  for (int64_t number : guard_events_)
+    if (Event* g = log.mutable_event(number); g && g->kind == EventKind::GuardFailure && g->guard.size_dim >= 0) {
+      g->guard.hint = size_hint(g->guard, fn_->options().dynamic, false, fn_->name());
+      g->reason = fmt::format("{}: {}", guard_kind_name(g->guard.kind), g->guard.str());
+    }
 }
 
 }  // namespace dyn

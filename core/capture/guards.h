@@ -38,7 +38,8 @@ struct GuardFailure {
   // A binary op's number that is a tensor now: named like `came` (then dropped). swap_kinds: "a
   // Python float where the trace had a tensor".
   Tensor swapped;
-  std::string swap_kinds;
+  std::string swap_kinds, swap_op;
+  bool swap_number = false;   // the operand is a number now: named by the namer, if no entry serves
   std::string cause() const;  // "`steps` changed from 2 to 3 (used at a.py:12)", or ""
   std::string str() const;    // one line: what, expected vs actual, file:line and source, hint
 };

@@ -156,8 +156,10 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
       }
   }
   // Constants by name (`n` (argument) == 1025 in :guards). A literal is named by the code itself
-  // and costs no entry: most constants are literals.
-  if (unsigned constants = constant_scalars(op, a); constants && namer_ && DerivativeScope::current() < 0) {
+  // and costs no entry: most constants are literals. Only a binary operator's number: its operand
+  // is certain, where a call's numbers may be defaults it was not written with (arange's step).
+  if (unsigned constants = op_def(op).cls == OpClass::Binary ? constant_scalars(op, a) : 0u;
+      constants && namer_ && DerivativeScope::current() < 0) {
     const Scalar* sc[] = {&a.scalar, &a.scalar2, &a.scalar3};
     for (int f = 0; f < 3; ++f) {
       if (!(constants >> f & 1)) continue;

@@ -191,6 +191,24 @@ namespace {
 std::string number_kind(const Scalar& s) {
   return s.kind == Scalar::Float ? "a Python float" : s.kind == Scalar::Int ? "a Python int" : "a Python bool";
 }
+
+std::string swap_hint(const std::string& who) {
+  return fmt::format(
+      "a tensor is an input of the graph and a Python number a constant or scalar input of it, so each kind "
+      "gets its own trace; pass {} as the same kind at every call",
+      who);
+}
+
+void name_swap(GuardFailure* f, const std::string& name, const std::string& kind) {
+  f->what = fmt::format("`{}` ({}) of {} is {}", name, kind, f->swap_op, f->swap_kinds);
+  f->subject = fmt::format("`{}` ({}) is {}", name, kind, f->swap_kinds);
+  f->hint = swap_hint("`" + name + "`");
+}
+
+bool same_line(const SourceStack& a, const SourceStack& b) {
+  SourceLoc x = a.top(), y = b.top();
+  return x.known() && y.known() && x.line == y.line && *x.file == *y.file;
+}
 }  // namespace
 
 void Capture::explain_swap(const Graph& g, const Node& n, std::span<const Tensor> in, const Attrs& a, GuardFailure* f) {
@@ -200,16 +218,21 @@ void Capture::explain_swap(const Graph& g, const Node& n, std::span<const Tensor
   bool to_tensor = n.inputs.size() == 1 && in.size() == 2 && n.attrs->side != ScalarSide::None;
   if (!to_number && !to_tensor) return;
   size_t pos = (to_number ? a.side : n.attrs->side) == ScalarSide::Lhs ? 0 : 1;
+  // The name is the operand's as this call writes it: the traced tensor's own name would be wrong
+  // where the expression picks another value (`s = w if use_w else 0.5`). Asked of the namer only
+  // if no entry serves the call (naming runs Python); the trace's name for its number stands when
+  // this call issues the op at the same line.
   std::string name, kind;
   if (to_number) {
     const Value& v = g.values[n.inputs[pos]];
-    if (v.producer < 0 && !v.input_name().empty()) name = v.input_name(), kind = input_kind_name(v.input_kind);
     f->expected = fmt::format("a tensor {} at {}", value_meta(v), n.where.str());
     f->actual = number_kind(a.scalar) + " (" + format_scalar(a.scalar) + ")";
+    f->swap_number = true;
   } else {
-    for (const ScalarInput& si : g.scalar_inputs)
-      if (si.node == node_k_ && si.field == 0 && si.named() && si.kind != InputKind::Literal)
-        name = *si.name, kind = input_kind_name(si.kind);
+    if (same_line(n.where, current_source()))
+      for (const ScalarInput& si : g.scalar_inputs)
+        if (si.node == node_k_ && si.field == 0 && si.named() && si.kind != InputKind::Literal)
+          name = *si.name, kind = input_kind_name(si.kind);
     f->expected =
         fmt::format("{} ({}) at {}", number_kind(n.attrs->scalar), format_scalar(n.attrs->scalar), n.where.str());
     f->actual = "a tensor " + meta_str(in[pos].dtype(), in[pos].shape());
@@ -218,24 +241,38 @@ void Capture::explain_swap(const Graph& g, const Node& n, std::span<const Tensor
   std::string now = to_number ? number_kind(a.scalar) : std::string("a tensor");
   std::string was = to_number ? std::string("a tensor") : number_kind(n.attrs->scalar);
   f->swap_kinds = now + " where the trace had " + was;
-  f->what = name.empty() ? fmt::format("operand {} of {} is {}", pos, op_name(n.op), f->swap_kinds)
-                         : fmt::format("`{}` ({}) of {} is {}", name, kind, op_name(n.op), f->swap_kinds);
-  if (!name.empty()) f->subject = fmt::format("`{}` ({}) is {}", name, kind, f->swap_kinds);
-  f->hint = fmt::format(
-      "a tensor is an input of the graph and a Python number a constant or scalar input of it, so each kind "
-      "gets its own trace; pass {} as the same kind at every call",
-      name.empty() ? "this operand" : "`" + name + "`");
+  f->swap_op = std::string(op_name(n.op));
+  f->what = fmt::format("operand {} of {} is {}", pos, f->swap_op, f->swap_kinds);
+  f->hint = swap_hint("this operand");
+  if (!name.empty()) name_swap(f, name, kind);
 }
 
 void Capture::drop_candidate(size_t i, GuardFailure f) {
   int e = candidates_[i];
   const Entry& entry = fn_->entries_[e];
-  // If Python saw another value at an earlier break, that is why the trace went another way.
-  for (int j = 0;
-       j < segment_index_ && j < static_cast<int>(observed_.size()) && j < static_cast<int>(entry.observed.size());
-       ++j) {
+  // If Python saw another value at an earlier break, that is why the ops went another way: what
+  // the ops do (which ones, their constants, where the trace ends) can follow from it; a tensor's
+  // metadata, aliasing or the global state cannot (a dynamic entry serves a new length read by
+  // .item(), and then a new size of x is the cause). Of several, the latest int or bool: a float
+  // is read at each call, and decides the trace only through a branch that follows it.
+  bool downstream = f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd || f.kind == GuardKind::Constant ||
+                    f.kind == GuardKind::Aliasing;
+  int pick = -1, pick_float = -1;
+  for (int j = std::min({segment_index_, static_cast<int>(observed_.size()), static_cast<int>(entry.observed.size())});
+       downstream && j-- > 0;) {
     const Observation& was = entry.observed[j];
-    if (was.known && observed_[j].known && was.value != observed_[j].value) {
+    if (!was.known || !observed_[j].known || was.value == observed_[j].value) continue;
+    if (was.is_bool || was.is_int) {
+      pick = j;
+      break;
+    }
+    if (pick_float < 0) pick_float = j;
+  }
+  if (pick < 0) pick = pick_float;
+  if (pick >= 0) {
+    const int j = pick;
+    const Observation& was = entry.observed[j];
+    {
       const Segment& s = *entry.segments[j];
       f = GuardFailure{};
       f.entry = e;
@@ -262,7 +299,6 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
                    ? "the ops after it depend on this number (as a size, an index or a constant), so a value that "
                      "changes them needs a trace of its own; keeping the computation in tensors avoids the break"
                    : "data-dependent control flow: each outcome gets its own trace; dyn.where keeps one graph";
-      break;
     }
   }
   failures_.push_back(std::move(f));
@@ -305,6 +341,17 @@ bool Capture::replay_op(OpId op, std::span<const Tensor> in, const Attrs& a, Ten
               kind != InputKind::Literal)
             f.what = fmt::format("constant '{}' ({}) of {} changed", name, input_kind_name(kind), op_name(op));
           f.constant_field = -1;
+        }
+    // ... and a number that stands where the trace had a tensor.
+    if (namer_)
+      for (GuardFailure& f : failures_)
+        if (f.swap_number && f.where.top().line == current_source().top().line) {
+          InputKind kind;
+          std::string name;
+          Naming naming(this);
+          if (namer_->scalar(a.scalar, a.side, &kind, &name) && kind != InputKind::Literal && !name.empty())
+            name_swap(&f, name, std::string(input_kind_name(kind)));
+          f.swap_number = false;
         }
     switch_to_record();
     return false;
@@ -372,12 +419,7 @@ void Capture::explain_causes() {
         Naming naming(this);
         named = namer_->tensor(t, &kind, &name) && !name.empty();
       }
-      if (named) {
-        f.what = fmt::format("`{}` ({}){}", name, input_kind_name(kind), f.what.substr(f.what.find(" of ")));
-        f.subject = fmt::format("`{}` ({}) is {}", name, input_kind_name(kind), f.swap_kinds);
-        if (size_t at = f.hint.find("this operand"); at != std::string::npos)
-          f.hint.replace(at, std::string_view("this operand").size(), "`" + name + "`");
-      }
+      if (named) name_swap(&f, name, std::string(input_kind_name(kind)));
     }
     if (!f.came.defined()) continue;
     Tensor t = std::move(f.came);

@@ -217,8 +217,8 @@ class InvalidBackend(RuntimeError):
 
     def __init__(self, name):
         self.name = name
-        super().__init__(f"Invalid backend: {name!r}; expected one of {', '.join(list_backends())} "
-                         "(see torch._dynamo.list_backends()); nothing was compiled")
+        super().__init__(f"Invalid backend: {name!r}. See `torch._dynamo.list_backends()` for available backends: "
+                         f"{', '.join(list_backends())}; nothing was compiled")
 
 
 def list_backends():
@@ -236,7 +236,7 @@ def _torch_backend(backend):
         return "default"
     if backend in _BACKENDS:
         return backend
-    if backend in _TORCH_BACKENDS:
+    if backend is None or backend in _TORCH_BACKENDS:  # torch.compile(backend=None) is its default
         return "default"
     raise InvalidBackend(backend)
 

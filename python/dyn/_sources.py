@@ -468,9 +468,18 @@ def _store_target(code, lasti):
                 wrappers += i.opname == "CALL"
                 continue
             if i.opname in _STORES:
-                # Each one-argument call around the value must be a conversion loaded on this line.
-                loads = [j for j in ins[:at] if j.opname in ("LOAD_GLOBAL", "LOAD_NAME") and
-                         j.argval in _CONVERSIONS and j.positions is not None and j.positions.lineno == line]
+                # Each one-argument call around the value must be a conversion loaded in this
+                # statement (after the one before it on the line ended).
+                start = 0
+                for k in range(at - 1, -1, -1):
+                    if ins[k].positions is None or ins[k].positions.lineno != line:
+                        start = k + 1
+                        break
+                    if ins[k].opname in _STORES + ("POP_TOP", "RETURN_VALUE"):
+                        start = k + 1
+                        break
+                loads = [j for j in ins[start:at] if j.opname in ("LOAD_GLOBAL", "LOAD_NAME") and
+                         j.argval in _CONVERSIONS]
                 if len(loads) >= wrappers:
                     name = i.argval
             break

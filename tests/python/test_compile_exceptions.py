@@ -339,6 +339,7 @@ class TestBadInput(Base):
         self.assertEqual(len(dyn.debug.graphs()), n_graphs)
         self.assertTrue(dyn.equal(dyn.compile(fn, backend="eager")(dyn.ones(2)), dyn.full((2,), 2.0)),
                         "a good name after bad ones still compiles")
+        self.assertEqual(dyn.compile(fn, backend=None).backend, "default")  # as torch.compile's None
         for torch_name in ("inductor", "openxla", "aot_eager"):
             with self.subTest(backend=torch_name), warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")

@@ -300,6 +300,114 @@ class TestItem(Scenario):
         self.assertIn("constant: 'n' (argument) == 1025", self.report)
 
 
+class TestNoFalseBlame(unittest.TestCase):
+    """Situations where a plausible explanation would be false."""
+
+    def setUp(self):
+        import dyn
+        dyn.debug.reset()
+
+    def test_a_read_value_the_entry_serves_is_no_cause(self):
+        import dyn
+
+        @dyn.compile
+        def f(x, t):
+            n = int((t * 1).item())
+            return x[:n] * 2
+
+        f(dyn.randn(10), dyn.tensor(3))
+        f(dyn.randn(10), dyn.tensor(5))  # the slice's stop becomes dynamic
+        f(dyn.randn(10), dyn.tensor(4))  # served
+        f(dyn.randn(12), dyn.tensor(4))  # x's size: the cause, not n (which f[1] serves)
+        r1, r2 = dyn.debug.events("recompile", f)
+        self.assertEqual(r1["cause"]["key"], "`n`")
+        self.assertEqual((r2["closest"], r2["cause"]["key"], r2["cause"]["first"], r2["cause"]["value"]),
+                         (1, "dim 0 of tensor 'x' (argument)", "10", "12"))
+
+    def test_a_float_read_at_each_call_is_not_the_branch(self):
+        import dyn
+
+        @dyn.compile
+        def f(x, t):
+            scale = (t * 1).item()
+            y = x * scale
+            if y.sum() > 0:
+                return y
+            return -y
+
+        x = dyn.ones(4)
+        for v in (0.5, 0.25, -0.5):
+            f(x, dyn.tensor(v))
+        (r,) = dyn.debug.events("recompile", f)
+        self.assertTrue(r["cause"]["key"].startswith("the value of bool() at "), r["cause"])
+        self.assertEqual((r["cause"]["first"], r["cause"]["value"]), ("True", "False"))
+        self.assertNotIn("scale", json.dumps(r["cause"]))
+
+    def test_swap_names_the_operand_not_the_traced_tensor(self):
+        import dyn
+
+        @dyn.compile
+        def f(x, w, use_w):
+            s = w if use_w else 0.5
+            return x * s
+
+        x, w = dyn.randn(3), dyn.randn(3)
+        f(x, w, True)
+        f(x, w, False)
+        (r,) = dyn.debug.events("recompile", f)
+        (a,) = r["failures"]
+        self.assertEqual(a["what"], "`s` (local) of mul is a Python float where the trace had a tensor")
+        self.assertNotIn("`w`", a["what"] + a["hint"])
+
+    def test_guard_lines_name_only_what_they_can(self):
+        import dyn
+
+        @dyn.compile
+        def f(x, n, hi):
+            return dyn.arange(n) + x[:1], x.clamp(min=0, max=hi), x + n
+
+        f(dyn.randn(5), 5, 2)
+        (g,) = dyn.debug.guards(f)
+        consts = [line.split("  # ")[0] for line in g if line.startswith("constant:")]
+        # a call's numbers may be defaults it was not written with (arange's start and step): those
+        # keep the op's own numbers; a binary operator's operand is certain
+        self.assertEqual(consts, ["constant: arange uses 0, 5, 1, dtype=int64", "constant: clamp uses min=0, max=2",
+                                  "constant: 'n' (argument) == 5, checked at each call (a number add bakes into "
+                                  "the graph)"])
+
+        @dyn.compile(dynamic=True)
+        def h(x):
+            return x + x.shape[0]
+
+        h(dyn.randn(4))
+        h(dyn.randn(6))
+        # the first trace bakes in 4 (and 6 recompiles); the second has the number follow s0: no
+        # "== 6" guard, it is checked against its form
+        first, second = dyn.debug.guards(h)
+        self.assertIn("== 4, checked at each call", "\n".join(first))
+        self.assertFalse([l for l in second if "==" in l and l.startswith("constant:")], second)
+        self.assertIn("{number1=s0}", "\n".join(second))
+
+    def test_a_recompile_taken_back_made_nothing_dynamic(self):
+        import dyn
+
+        @dyn.compile
+        def f(x, fail):
+            y = x * 2
+            v = y.sum().item()
+            if fail:
+                raise ValueError("boom")
+            return y + v
+
+        f(dyn.randn(4), False)
+        with self.assertRaises(ValueError):
+            f(dyn.randn(8), True)
+        self.assertEqual(dyn.debug.counters()["recompiles"], 0)
+        (g,) = dyn.debug.events("guard_failure", f)
+        self.assertNotIn("made dim 0 dynamic", g["reason"])
+        self.assertNotIn("made dim 0 dynamic", g["hint"])
+
+
 class TestExplainText(unittest.TestCase):
     """Issue case 6: explain()'s text prints the reason and the trigger the break record holds."""
 
