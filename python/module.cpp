@@ -124,17 +124,25 @@ DYN_FAST(f_random) {
 
 DYN_FAST(f_randint) {
   PyObject* a[7];
-  parse_args("randint", args, nargs, kw, {"low", "high", "size", "dtype", "requires_grad", "device", "generator"}, 2,
+  parse_args("randint", args, nargs, kw, {"low", "high", "size", "dtype", "requires_grad", "device", "generator"}, 0,
              a);
   check_device("randint", a[5]);
   GeneratorScope g("randint", a[6]);
+  // PyTorch's two overloads, positional or by keyword: randint(high, size) and randint(low=0, high, size).
   int64_t low = 0, high;
   PyObject* size;
   if (!a[2]) {  // randint(high, size)
+    if (!a[0] || !a[1])
+      throw_type_error(
+          "randint() expects (high, size) or (low, high, size), e.g. randint(10, (3,)) or randint(0, 10, size=(3,))");
     high = int_arg("randint", "high", a[0]);
     size = a[1];
-  } else {
-    low = int_arg("randint", "low", a[0]);
+  } else if (!a[1]) {  // randint(high, size=...): the first argument positional is high
+    if (!a[0] || nargs == 0) throw_type_error("randint() missing required argument 'high' (pos 2)");
+    high = int_arg("randint", "high", a[0]);
+    size = a[2];
+  } else {  // randint(low=0, high, size)
+    if (a[0]) low = int_arg("randint", "low", a[0]);
     high = int_arg("randint", "high", a[1]);
     size = a[2];
   }

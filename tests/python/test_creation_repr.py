@@ -175,6 +175,20 @@ class TestRandom(unittest.TestCase):
         v = to_np(dyn.randint(-3, 2, (1000,)))
         self.assertEqual(set(v.tolist()), {-3, -2, -1, 0, 1})
 
+    def test_randint_keyword_forms(self):
+        # PyTorch 2.15's two overloads by position or keyword: (high, size) and (low=0, high, size).
+        forms = {"randint(5, size=(300,))": (0, 5), "randint(high=5, size=(300,))": (0, 5),
+                 "randint(0, 5, size=(300,))": (0, 5), "randint(low=2, high=5, size=(300,))": (2, 5),
+                 "randint(2, high=5, size=(300,))": (2, 5), "randint(5, (300,))": (0, 5)}
+        for call, (lo, hi) in forms.items():
+            with self.subTest(call=call):
+                v = to_np(eval("dyn." + call))
+                self.assertEqual(v.shape, (300,))
+                self.assertEqual(set(v.tolist()), set(range(lo, hi)))
+        for bad in ("randint(high=5)", "randint(5)", "randint()", "randint(low=1, size=(2,))"):
+            with self.subTest(call=bad), self.assertRaisesRegex(TypeError, "randint"):
+                eval("dyn." + bad)
+
 
 # Expected strings are what torch 1.13 prints for the same tensors (with dyn. for torch.),
 # derived from torch/_tensor_str.py of 1.13 with the default print options.
