@@ -598,6 +598,42 @@ class TestActivations(unittest.TestCase):
         self.assertTrue((nn.Dropout2d(0.5).eval()(x).numpy() == 1).all())
         self.assertTrue((F.dropout2d(x, 1.0).numpy() == 0).all())
 
+    def test_dropout2d_and_3d_other_ranks_as_pytorch(self):
+        # PyTorch 2.15: a rank other than 3/4 (2d) or 4/5 (3d) warns that it is deprecated and drops
+        # per (dim 0, dim 1) entry; 1-D raises when it would drop; a 3-D input to dropout2d warns and
+        # drops [N, C, L] channels.
+        import warnings
+
+        dyn.manual_seed(0)
+        cases = [(F.dropout2d, (6, 40), "Received a 2-D input to dropout2d, which is deprecated"),
+                 (F.dropout2d, (4, 6, 2, 2, 2), "Received a 5-D input to dropout2d, which is deprecated"),
+                 (F.dropout2d, (4, 6, 5), "assuming that channel-wise 1D dropout behavior is desired"),
+                 (F.dropout3d, (6, 40), "Received a 2-D input to dropout3d, which is deprecated"),
+                 (F.dropout3d, (4, 6, 2, 2, 2), None), (F.dropout3d, (6, 3, 2, 2), None)]
+        for fn, shape, warning in cases:
+            with self.subTest(fn=fn.__name__, shape=shape), warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                y = fn(dyn.ones(*shape), 0.5).numpy()
+                msgs = [str(m.message) for m in w]
+                if warning:
+                    self.assertTrue(any(warning in m for m in msgs), msgs)
+                else:
+                    self.assertEqual(msgs, [])
+                self.assertEqual(y.shape, shape)
+                # unbatched 4-D to dropout3d is one sample: whole [D, H, W] channels of dim 0
+                lead = 1 if (fn is F.dropout3d and len(shape) == 4) else 2
+                per = y.reshape(shape[:lead] + (-1,))
+                self.assertTrue(((per == 0).all(-1) | (per == 2.0).all(-1)).all(), y)
+                self.assertTrue(0 < (per == 0).all(-1).mean() < 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with self.assertRaisesRegex(RuntimeError, "Feature dropout requires at least 2 dimensions in the input"):
+                F.dropout2d(dyn.ones(5), 0.5)
+            self.assertTrue((F.dropout2d(dyn.ones(5), 0.5, training=False).numpy() == 1).all())
+            self.assertTrue((F.dropout2d(dyn.ones(5), 0.0).numpy() == 1).all())
+        self.assertEqual(repr(nn.Dropout3d(0.2)), "Dropout3d(p=0.2, inplace=False)")
+        self.assertTrue((nn.Dropout3d(0.5).eval()(dyn.ones(2, 3, 2, 2, 2)).numpy() == 1).all())
+
     def test_one_hot(self):
         got = F.one_hot(dyn.tensor([[0, 2], [3, 1]]), 5)
         self.assertEqual(got.dtype, I64)

@@ -48,16 +48,49 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 3 else 1)
 
 
+def _feature_dropout(input, p, training, inplace):
+    """PyTorch's feature dropout: one draw per (sample, channel), the first two dims."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _drop(input, p, tuple(input.shape[:2]) + (1,) * (input.ndim - 2), inplace)
+
+
+def _deprecated_rank(fn, ndim, spatial, ranks):
+    warnings.warn(f"{fn}: Received a {ndim}-D input to {fn}, which is deprecated and will result in an error in a "
+                  "future release. To retain the behavior and silence this warning, please use dropout instead. "
+                  f"Note that {fn} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                  "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                  f"{ranks[0]}D or {ranks[1]}D inputs).", stacklevel=3)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels of [N, C, H, W] input with probability p.
 
-    As in PyTorch, a 3-D input is read as [N, C, L] (1-D channel dropout), with a warning."""
+    As in PyTorch, a 3-D input is read as [N, C, L] (1-D channel dropout), with a warning; other
+    ranks warn that they are deprecated and drop per (first dim, second dim)."""
     check_tensor("dropout2d", "input", input)
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        _deprecated_rank("dropout2d", input.ndim, 2, (3, 4))
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
-                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.")
-    elif input.ndim != 4:
-        raise RuntimeError(f"dropout2d: Expected a 4D input of shape [N, C, H, W], but received a {input.ndim}D "
-                           "input; use dropout for element-wise dropout")
-    return _channel_dropout(input, p, training, inplace, 2)
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of [N, C, D, H, W] (or unbatched [C, D, H, W]) input with probability p."""
+    check_tensor("dropout3d", "input", input)
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        _deprecated_rank("dropout3d", input.ndim, 3, (4, 5))
+    if input.ndim == 5:
+        return _feature_dropout(input, p, training, inplace)
+    # Unbatched (and, deprecated, any other rank): one sample; in place writes through the view.
+    return _feature_dropout(input.unsqueeze(0), p, training, inplace).squeeze(0)

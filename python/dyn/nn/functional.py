@@ -11,7 +11,7 @@ from ._activation import (  # noqa: F401
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from ._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad, unfold  # noqa: F401
 from ._distance import cosine_similarity, pairwise_distance  # noqa: F401
-from ._dropout import dropout, dropout1d, dropout2d  # noqa: F401
+from ._dropout import dropout, dropout1d, dropout2d, dropout3d  # noqa: F401
 from ._interpolate import interpolate  # noqa: F401
 from ._linear import embedding, linear, one_hot  # noqa: F401
 from ._loss import (  # noqa: F401

@@ -9,7 +9,7 @@ from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
-from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .linear import Flatten, Identity, Linear, Unflatten, Unfold  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,

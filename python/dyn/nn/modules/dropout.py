@@ -1,4 +1,4 @@
-"""Dropout, Dropout1d and Dropout2d (identity in eval mode)."""
+"""Dropout, Dropout1d, Dropout2d and Dropout3d (identity in eval mode)."""
 from .. import functional as F
 from .module import Module
 
@@ -27,3 +27,8 @@ class Dropout1d(_DropoutNd):
 class Dropout2d(_DropoutNd):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
