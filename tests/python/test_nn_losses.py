@@ -195,6 +195,63 @@ class TestElementLosses(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "Using a target size"):
             F.binary_cross_entropy(dyn.rand(3), dyn.rand(2))
 
+    # Recorded from PyTorch 2.15 (CPU, float32): F.binary_cross_entropy(x, t, reduction="none"),
+    # then .backward(g); x and t both require grad. x holds the edges of the domain (exactly 0 and
+    # 1, against targets 0 and 1) where the clamped logs' own derivatives would give inf * 0.
+    BCE_X = [0.0, 1.0, 0.0, 1.0, 0.3, 1e-30, 0.999999, 2e-8]
+    BCE_T = [0.0, 1.0, 1.0, 0.0, 0.6, 0.5, 0.25, 0.75]
+    BCE_G = [0.5, 0.7142857313156128, 0.9285714626312256, 1.1428571939468384, 1.3571428060531616,
+             1.5714285373687744, 1.7857142686843872, 2.0]
+    BCE_LOSS = [0.0, -0.0, 100.0, 100.0, 0.8650537133216858, 34.53877639770508, 10.351738929748535,
+                13.295650482177734]
+    BCE_GRAD_X = [0.0, 0.0, -928571457536.0, 1142857138176.0, -1.9387754201889038, -785714249728.0, 1321734.0,
+                  -75000000.0]
+    BCE_GRAD_T = [np.inf, -np.inf, np.inf, -np.inf, 1.1499041318893433, 108.5504379272461, -24.646995544433594,
+                  35.4550666809082]
+
+    def test_binary_cross_entropy_at_the_edges_is_pytorchs(self):
+        x = dyn.tensor(self.BCE_X, requires_grad=True)
+        t = dyn.tensor(self.BCE_T, requires_grad=True)
+        loss = F.binary_cross_entropy(x, t, reduction="none")
+        self.assertEqual(type(loss.grad_fn).__name__, "BinaryCrossEntropyBackward")
+        loss.backward(dyn.tensor(self.BCE_G))
+        for got, want, what in ((loss.detach(), self.BCE_LOSS, "loss"), (x.grad, self.BCE_GRAD_X, "x.grad"),
+                                (t.grad, self.BCE_GRAD_T, "t.grad")):
+            got = got.numpy()
+            want = np.array(want, dtype=np.float32)
+            self.assertFalse(np.isnan(got).any(), f"{what}: {got}")
+            # The edges exactly (zeros with their signs, the 1e-12 clamp, infinities); the other
+            # elements within a float32 ulp or two of PyTorch's log.
+            edges = slice(0, 4)
+            np.testing.assert_array_equal(got[edges], want[edges], what)
+            np.testing.assert_array_equal(np.signbit(got[edges]), np.signbit(want[edges]), what)
+            np.testing.assert_allclose(got[4:], want[4:], rtol=3e-7, err_msg=what)
+        # Without grad the same values come from the same ops.
+        plain = F.binary_cross_entropy(dyn.tensor(self.BCE_X), dyn.tensor(self.BCE_T), reduction="none")
+        self.assertTrue(same_bits(plain, loss.detach()))
+
+    def test_binary_cross_entropy_training_compiled_is_eager(self):
+        # Sigmoid outputs that saturate to exactly 0 and 1 (large logits): the gradient stays finite,
+        # and compiled equals eager bit for bit.
+        def make():
+            dyn.manual_seed(3)
+            m = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+            with dyn.no_grad():
+                m[0].weight.mul_(40.0)
+
+            def step(mod, x, y):
+                loss = F.binary_cross_entropy(mod(x).squeeze(1), y)
+                loss.backward()
+                return loss
+            return m, step
+
+        dyn.manual_seed(4)
+        xs = [(dyn.randn(16, 4), (dyn.rand(16) > 0.5).float()) for _ in range(3)]
+        compiled_matches_eager(self, make, xs)
+        m, step = make()
+        step(m, *xs[0])
+        self.assertTrue(np.isfinite(m[0].weight.grad.numpy()).all(), m[0].weight.grad)
+
     def test_binary_cross_entropy_with_logits(self):
         x, y = rnd((3, 4), 4) * 3, np.random.default_rng(5).random((3, 4))
         w, pw = rnd((3, 1), 6, "positive"), rnd((4,), 7, "positive")

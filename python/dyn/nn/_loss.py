@@ -5,6 +5,7 @@ each target's log-probability with gather. Ignored targets are replaced by class
 gather and masked out after it; 'mean' divides by the summed weights of the targets kept.
 """
 import dyn
+from dyn.autograd import Function
 
 from ._activation import logsigmoid
 from ._util import check_tensor, legacy_reduction, reduce_loss
@@ -127,13 +128,43 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
 
 
+def _bce(input, target):
+    # PyTorch's order of operations (and so its signed zeros): (t - 1) * log1p(-x) - t * log(x).
+    return (target - 1.0) * (-input).log1p().clamp(min=-100.0) - target * input.log().clamp(min=-100.0)
+
+
+class BinaryCrossEntropy(Function):
+    """PyTorch's derivatives of the elementwise loss: grad * (x - t) / max((1 - x) * x, 1e-12) for the
+    input (0 where x is exactly 0 or 1 and equals t, where the clamped logs' own derivatives give
+    inf * 0 = NaN), and grad * (log1p(-x) - log(x)) for the target."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return _bce(input, target)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        gi = gt = None
+        if ctx.needs_input_grad[0]:
+            gi = grad * (input - target) / ((1.0 - input) * input).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            gt = grad * ((-input).log1p() - input.log())
+        return gi, gt
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """-weight * (target * log(input) + (1 - target) * log(1 - input)), each log clamped at -100 as PyTorch."""
+    """-weight * (target * log(input) + (1 - target) * log(1 - input)), each log clamped at -100 as PyTorch,
+    with PyTorch's derivatives (finite where the input is exactly 0 or 1)."""
     check_tensor("binary_cross_entropy", "input", input)
     check_tensor("binary_cross_entropy", "target", target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size("binary_cross_entropy", input, target)
-    loss = -(target * input.log().clamp(min=-100.0) + (1.0 - target) * (1.0 - input).log().clamp(min=-100.0))
+    if dyn.is_grad_enabled() and (input.requires_grad or target.requires_grad):
+        loss = BinaryCrossEntropy.apply(input, target)
+    else:
+        loss = _bce(input, target)
     if weight is not None:
         loss = loss * weight
     return reduce_loss(loss, reduction)
