@@ -325,6 +325,41 @@ void d_erf(const GradNode& n, GradOut g, GradIn in) {
   const Tensor& x = n.inputs[0];
   (*in)[0] = mul(g[0], mul(ops::unary(OpId::exp, neg(mul(x, x))), 1.1283791670955126));  // 2/sqrt(pi)
 }
+void d_erfc(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], mul(ops::unary(OpId::exp, neg(mul(x, x))), -1.1283791670955126));  // -2/sqrt(pi)
+}
+// The inverse and hyperbolic functions, in PyTorch's forms (derivatives.yaml).
+void d_tan(const GradNode& n, GradOut g, GradIn in) {
+  const Tensor& y = n.outputs[0];
+  (*in)[0] = mul(g[0], ops::binary(OpId::add, mul(y, y), S(1)));
+}
+void d_asin(const GradNode& n, GradOut g, GradIn in) {  // g * rsqrt(1 - x^2)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], ops::unary(OpId::rsqrt, ops::binary(OpId::sub, mul(x, x), S(1), true)));
+}
+void d_acos(const GradNode& n, GradOut g, GradIn in) {  // -g * rsqrt(1 - x^2)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], neg(ops::unary(OpId::rsqrt, ops::binary(OpId::sub, mul(x, x), S(1), true))));
+}
+void d_atan(const GradNode& n, GradOut g, GradIn in) {  // g / (x^2 + 1)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = div(g[0], ops::binary(OpId::add, mul(x, x), S(1)));
+}
+void d_sinh(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], ops::unary(OpId::cosh, n.inputs[0])); }
+void d_cosh(const GradNode& n, GradOut g, GradIn in) { (*in)[0] = mul(g[0], ops::unary(OpId::sinh, n.inputs[0])); }
+void d_asinh(const GradNode& n, GradOut g, GradIn in) {  // g * rsqrt(x^2 + 1)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], ops::unary(OpId::rsqrt, ops::binary(OpId::add, mul(x, x), S(1))));
+}
+void d_acosh(const GradNode& n, GradOut g, GradIn in) {  // g * rsqrt(x^2 - 1)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = mul(g[0], ops::unary(OpId::rsqrt, ops::binary(OpId::sub, mul(x, x), S(1))));
+}
+void d_atanh(const GradNode& n, GradOut g, GradIn in) {  // g / (1 - x^2)
+  const Tensor& x = n.inputs[0];
+  (*in)[0] = div(g[0], ops::binary(OpId::sub, mul(x, x), S(1), true));
+}
 void d_gather(const GradNode& n, GradOut g, GradIn in) {
   (*in)[0] = ops::scatter_add(zeros_like(n.inputs[0]), n.attrs.dim, n.inputs[1], g[0]);
 }

@@ -62,6 +62,8 @@ COMPUTE = {
     "any": [
         "{p} + {q}", "{p} * {q}", "{p} - {q} * 0.5", "{p} * 2.0", "({p} - {q}).relu()", "{p}.sigmoid()",
         "{p}.tanh() + {q}", "{p}.exp()", "{p}.abs().sqrt()", "{p}.clone()", "dyn.where({p} > 0, {p}, {q})",
+        "{p}.atan() + {q}.tanh().asin()", "{p}.sinh() - {q}.cosh() * 0.5", "{p}.erfc() * {q}.asinh()",
+        "({p}.abs() + 1.0).acosh() + ({q} * 0.5).tanh().atanh()", "({p} * 0.5).tan() + {q}.tanh().acos()",
         "{p} + dyn.ones({p}.shape)", "{p} * dyn.full({p}.shape, 0.5)", "{p}.clamp(-0.5, 0.5)",
         "{p}.maximum({q})", "{p} / ({q}.abs() + 1.0)", "{p}.softmax(-1)", "{p}.detach()", "{p}.double()",
         "{p} + {p}.sum()", "{p} * {q}.mean()", "{p}.view({p}.shape)", "{p} + dyn.tensor(0.25)",
@@ -107,7 +109,7 @@ METHOD_OPS = [
     "add_({s})", "add_({O})", "add_({O}, alpha=2.0)", "sub_({O})", "sub_({s})", "mul_({s})", "mul_({O})",
     "div_({snz})", "div_({O}.abs() + 1.0)", "fill_({s})", "zero_()", "copy_({O})", "copy_({T}.clamp(-1.0, 1.0))",
     "copy_({O}.clamp(min=0.0))", "mul_({O}.sigmoid())", "add_(dyn.tensor(0.5))", "add_(1)", "mul_(3)",
-    "mul_(dyn.rand_like({T}))", "sub_({O}.double())",
+    "mul_(dyn.rand_like({T}))", "sub_({O}.double())", "atan_()", "sinh_()", "erfc_()", "tanh_().asin_()",
 ]
 AUG_OPS = ["+=", "-=", "*=", "/="]
 SCALARS = ["1", "2", "0.5", "-1.25", "3.0", "2.5", "-0.75", "5.0"]
