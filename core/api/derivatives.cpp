@@ -159,6 +159,25 @@ void d_remainder(const GradNode& n, GradOut g, GradIn in) {
   auto [a, b] = operands(n);
   put(n, in, g[0], mul(g[0], neg(ops::unary(OpId::floor, div(a, b)))));
 }
+void d_fmod(const GradNode& n, GradOut g, GradIn in) {
+  // a - trunc(a / b) * b: d/da = 1, d/db = -trunc(a / b)
+  auto [a, b] = operands(n);
+  Tensor q = div(a, b);
+  Tensor t = where(ops::binary(OpId::lt, q, S(0)), ops::unary(OpId::ceil, q), ops::unary(OpId::floor, q));
+  put(n, in, g[0], mul(g[0], neg(t)));
+}
+void d_hypot(const GradNode& n, GradOut g, GradIn in) {
+  auto [a, b] = operands(n);
+  const Tensor& r = n.outputs[0];
+  put(n, in, div(mul(g[0], a), r), div(mul(g[0], b), r));
+}
+void d_logaddexp(const GradNode& n, GradOut g, GradIn in) {
+  // d/da = 1 / (1 + exp(b - a)), d/db = 1 / (1 + exp(a - b))
+  auto [a, b] = operands(n);
+  Tensor one_a = ops::binary(OpId::add, ops::unary(OpId::exp, sub(b, a)), S(1));
+  Tensor one_b = ops::binary(OpId::add, ops::unary(OpId::exp, sub(a, b)), S(1));
+  put(n, in, div(g[0], one_a), div(g[0], one_b));
+}
 void d_masked_select(const GradNode& n, GradOut g, GradIn in) {
   // The mask's data picks the positions: it is known (the op ran eagerly at its graph break).
   const Tensor& x = n.inputs[0];

@@ -334,7 +334,7 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
     if (t == DType::Int64 && a.side == ScalarSide::Rhs && a.scalar.kind != Scalar::Float)
       DYN_CHECK(a.scalar.i >= 0, ErrorKind::Runtime, "Integers to negative integer powers are not allowed.");
   }
-  if constexpr (Op == OpId::floor_divide || Op == OpId::remainder) {
+  if constexpr (Op == OpId::floor_divide || Op == OpId::remainder || Op == OpId::fmod) {
     if (t == DType::Int64 && a.side == ScalarSide::Rhs)
       DYN_CHECK(a.scalar.to_int() != 0, ErrorKind::Runtime, "ZeroDivisionError");
   }
@@ -369,7 +369,7 @@ void binary_erased(const void* x, const void* y, void* o, int64_t n) {
 // Integer division by zero and negative integer powers are errors, found before the kernel runs.
 void check_int_operand(OpId op, const Tensor& y) {
   if (y.dtype() != DType::Int64 || y.numel() == 0) return;
-  if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::pow) return;
+  if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::fmod && op != OpId::pow) return;
   Tensor c = kern::contiguous(y);
   const int64_t* p = c.data<int64_t>();
   for (int64_t i = 0; i < c.numel(); ++i) {
@@ -572,6 +572,7 @@ void register_elementwise_ops(OpDef* t) {
       t[static_cast<int>(OpId::floor_divide)]
           .check_values = check_binary<OpId::floor_divide>;
   t[static_cast<int>(OpId::remainder)].check_values = check_binary<OpId::remainder>;
+  t[static_cast<int>(OpId::fmod)].check_values = check_binary<OpId::fmod>;
   t[static_cast<int>(OpId::pow)].check_values = check_binary<OpId::pow>;
 }
 

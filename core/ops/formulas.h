@@ -154,6 +154,31 @@ T remainder(T a, T b) {
     return r;
   }
 }
+// C's remainder: the sign of the dividend (remainder takes the divisor's).
+template <typename T>
+T fmod(T a, T b) {
+  if constexpr (kFloat<T>) {
+    return std::fmod(a, b);
+  } else {
+    if (b == T(-1)) return T(0);  // INT64_MIN % -1 overflows
+    return a % b;
+  }
+}
+template <typename T>
+T hypot(T a, T b) {
+  return std::hypot(a, b);
+}
+// As PyTorch's CPU kernel: the larger plus log1p(exp(-|a - b|)); equal infinities stay themselves.
+template <typename T>
+T logaddexp(T a, T b) {
+  if constexpr (!kFloat<T>) {
+    return static_cast<T>(logaddexp<double>(a, b));  // never run: ints promote to a float first
+  } else {
+    if (std::isinf(a) && a == b) return a;
+    T m = std::max(a, b);
+    return m + log1p(exp(-std::abs(a - b)));
+  }
+}
 template <typename T>
 T pow(T a, T b) {
   if constexpr (kFloat<T>) {

@@ -694,16 +694,55 @@ def subtract(input, other, *, alpha=1):
     return input.sub(other, alpha=alpha)
 
 
+_true_div = _dyn.Tensor.div  # the op table's: true division (and in place), before div is wrapped below
+_true_div_ = _dyn.Tensor.div_
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+
+
+def _type_name(dtype):
+    return _TYPE_NAMES.get(str(dtype).replace("dyn.", ""), str(dtype))
+
+
+def _rounded_div(input, other, rounding_mode):
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if not isinstance(input, _dyn.Tensor):
+        input = _dyn.tensor(input)
+    q = input.floor_divide(other)  # its dtype is the result's: integers stay integers
+    if rounding_mode == "floor":
+        return q
+    if q.dtype.is_floating_point:
+        return trunc(_true_div(input, other))
+    # Integers exactly (no trip through a float, which rounds past 2**24): the dividend less C's
+    # remainder divides evenly.
+    return (input - input.fmod(other)).floor_divide(other)
+
+
+@method
+def div(input, other, *, rounding_mode=None):
+    """True division, or with rounding_mode 'trunc' (toward zero) or 'floor', as torch.div."""
+    if not isinstance(input, _dyn.Tensor):  # torch.div(7, t)
+        input = _dyn.tensor(input)
+    if rounding_mode is None:
+        return _true_div(input, other)
+    return _rounded_div(input, other, rounding_mode)
+
+
+@method(function=False)
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _true_div_(self, other)
+    r = _rounded_div(self, other, rounding_mode)
+    if r.dtype != self.dtype and not (self.dtype.is_floating_point and r.dtype.is_floating_point):
+        raise RuntimeError(f"result type {_type_name(r.dtype)} can't be cast to the desired output type "
+                           f"{_type_name(self.dtype)}")
+    return self.copy_(r)
+
+
 @method
 def divide(input, other, *, rounding_mode=None):
-    if rounding_mode is None:
-        return input.div(other)
-    if rounding_mode == "floor":
-        return input.floor_divide(other)
-    if rounding_mode == "trunc":
-        q = input.div(other)
-        return trunc(q).to(q.dtype if input.dtype.is_floating_point else input.dtype)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    return div(input, other, rounding_mode=rounding_mode)
 
 
 @method

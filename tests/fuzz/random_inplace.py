@@ -64,6 +64,8 @@ COMPUTE = {
         "{p}.tanh() + {q}", "{p}.exp()", "{p}.abs().sqrt()", "{p}.clone()", "dyn.where({p} > 0, {p}, {q})",
         "{p}.atan() + {q}.tanh().asin()", "{p}.sinh() - {q}.cosh() * 0.5", "{p}.erfc() * {q}.asinh()",
         "({p}.abs() + 1.0).acosh() + ({q} * 0.5).tanh().atanh()", "({p} * 0.5).tan() + {q}.tanh().acos()",
+        "{p}.fmod({q}.abs() + 0.5) + dyn.hypot({p}, {q})", "{p}.logaddexp({q})",
+        "{p}.div({q}.abs() + 1.0, rounding_mode='trunc')", "{p}.div(0.75, rounding_mode='floor')",
         "{p} + dyn.ones({p}.shape)", "{p} * dyn.full({p}.shape, 0.5)", "{p}.clamp(-0.5, 0.5)",
         "{p}.maximum({q})", "{p} / ({q}.abs() + 1.0)", "{p}.softmax(-1)", "{p}.detach()", "{p}.double()",
         "{p} + {p}.sum()", "{p} * {q}.mean()", "{p}.view({p}.shape)", "{p} + dyn.tensor(0.25)",

@@ -235,5 +235,83 @@ class TestTrigonometricFamily(unittest.TestCase):
                 self.assertEqual(getattr(t, name)().grad_fn.name(), name.capitalize() + "Backward0")
 
 
+
+class TestFmodHypotLogaddexpDiv(unittest.TestCase):
+    """Values recorded from PyTorch 2.15 (CPU) on the same inputs."""
+
+    A = [5.5, -5.5, 5.5, -5.5, 0.0, -0.0, 1e30, 3.0]
+    B = [2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 7.0, 0.0]
+
+    def test_fmod(self):
+        got = dyn.fmod(dyn.tensor(self.A, dtype=dyn.float64), dyn.tensor(self.B, dtype=dyn.float64)).numpy()
+        want = np.array([1.5, -1.5, 1.5, -1.5, 0.0, -0.0, 5.0, np.nan])
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[:-1]), np.signbit(want[:-1]))  # zeros keep the dividend's sign
+        i64 = dyn.tensor([5, -5, 5, -5, -9223372036854775808])
+        self.assertEqual(dyn.fmod(i64, dyn.tensor([3, 3, -3, -3, -1])).tolist(), [2, -2, 2, -2, 0])
+        self.assertEqual(dyn.tensor([5, -5]).fmod(3).tolist(), [2, -2])
+        self.assertEqual(dyn.tensor([5.5]).fmod(2).tolist(), [1.5])
+        with self.assertRaisesRegex(RuntimeError, "ZeroDivisionError"):
+            dyn.fmod(dyn.tensor([1]), 0)
+        with self.assertRaisesRegex(RuntimeError, "ZeroDivisionError"):
+            dyn.fmod(dyn.tensor([1]), dyn.tensor([0]))
+        x = dyn.tensor([7.5, -7.5])
+        self.assertIs(x.fmod_(2.0), x)
+        self.assertEqual(x.tolist(), [1.5, -1.5])
+
+    def test_hypot_and_logaddexp(self):
+        a, b = dyn.tensor(self.A, dtype=dyn.float64), dyn.tensor(self.B, dtype=dyn.float64)
+        self.assertEqual(dyn.hypot(a, b).tolist(), [5.852349955359813] * 4 + [3.0, 3.0, 1e30, 3.0])
+        x = dyn.tensor([1.0, -1000.0, math.inf, -math.inf, math.inf, 0.5], dtype=dyn.float64)
+        y = dyn.tensor([2.0, -1001.0, math.inf, -math.inf, 1.0, math.nan], dtype=dyn.float64)
+        got = dyn.logaddexp(x, y).tolist()
+        self.assertEqual(got[:5], [2.313261687518223, -999.6867383124818, math.inf, -math.inf, math.inf])
+        self.assertTrue(math.isnan(got[5]))
+        self.assertEqual(x.logaddexp(y).tolist()[:5], got[:5])
+        self.assertEqual(dyn.tensor([1, 2]).hypot(dyn.tensor([1, 2])).dtype, dyn.float32)
+
+    def test_div_rounding_modes(self):
+        f = dyn.tensor([7.0, -7.0, 7.5, -7.5])
+        g = dyn.tensor([2.0, 2.0, -2.0, 2.0])
+        i = dyn.tensor([7, -7, 100000001, -9])
+        j = dyn.tensor([2, 2, 1, 4])
+        self.assertEqual(dyn.div(f, g, rounding_mode="trunc").tolist(), [3.0, -3.0, -3.0, -3.0])
+        self.assertEqual(dyn.div(f, g, rounding_mode="floor").tolist(), [3.0, -4.0, -4.0, -4.0])
+        # integers exactly, past float32's 2**24
+        self.assertEqual(dyn.div(i, j, rounding_mode="trunc").tolist(), [3, -3, 100000001, -2])
+        self.assertEqual(i.div(j, rounding_mode="floor").tolist(), [3, -4, 100000001, -3])
+        self.assertEqual(i.divide(j, rounding_mode="trunc").dtype, dyn.int64)
+        self.assertTrue(same_bits(f.div(g), f / g))
+        self.assertEqual(dyn.div(7, dyn.tensor([2]), rounding_mode="floor").tolist(), [3])
+        with self.assertRaisesRegex(RuntimeError, "div expected rounding_mode to be one of None, 'trunc', or "
+                                                  "'floor' but found 'x'"):
+            dyn.div(f, 2, rounding_mode="x")
+        t = dyn.tensor([7, -7])
+        self.assertIs(t.div_(2, rounding_mode="trunc"), t)
+        self.assertEqual(t.tolist(), [3, -3])
+        with self.assertRaisesRegex(RuntimeError, "result type Float can't be cast to the desired output type Long"):
+            dyn.tensor([7]).div_(2.5, rounding_mode="floor")
+
+    def test_compiled_equals_eager_and_derivatives(self):
+        def f(x, y):
+            return (dyn.fmod(x, y) + dyn.hypot(x, y) * dyn.logaddexp(x, y) + x.div(y, rounding_mode="trunc")
+                    + x.fmod(1.5))
+
+        g = dyn.compile(f)
+        for seed in range(3):
+            x = dyn.tensor(rnd((4, 5), seed).astype(np.float32))
+            y = dyn.tensor(rnd((5,), seed + 5, "away").astype(np.float32))
+            self.assertTrue(same_bits(g(x, y), f(x, y)))
+        self.assertLessEqual({"fmod", "hypot", "logaddexp"}, set(dyn.debug.graphs()[-1].ops))
+        gradcheck(self, lambda x, y: dyn.fmod(x, y), [rnd((3, 4), 1), rnd((4,), 2, "away")], msg="fmod")
+        gradcheck(self, lambda x, y: dyn.hypot(x, y), [rnd((3, 4), 3, "away"), rnd((4,), 4)], msg="hypot")
+        gradcheck(self, lambda x, y: dyn.logaddexp(x, y), [rnd((3, 4), 5), rnd((4,), 6)], msg="logaddexp")
+        # PyTorch 2.15: fmod(t, u) * [1, 2] summed: t.grad [1, 2], u.grad [-2, 0]
+        t = dyn.tensor([5.5, -3.0], requires_grad=True)
+        u = dyn.tensor([2.0, 4.0], requires_grad=True)
+        (dyn.fmod(t, u) * dyn.tensor([1.0, 2.0])).sum().backward()
+        self.assertEqual((t.grad.tolist(), u.grad.tolist()), ([1.0, 2.0], [-2.0, 0.0]))
+
+
 if __name__ == "__main__":
     unittest.main()
