@@ -46,10 +46,12 @@ complex64 = cfloat = _UnsupportedDType("complex64", "a real dtype")
 complex128 = cdouble = _UnsupportedDType("complex128", "a real dtype")
 
 from . import _ops  # noqa: E402
+from . import _functional  # noqa: E402  (registers its methods with _ops before install)
 from ._torch_api import *  # noqa: E402,F401,F403
 from ._torch_api import device, CPU as _CPU  # noqa: E402
 
 globals().update(_ops.install(lambda self: _CPU))
+globals().update(_functional.FUNCTIONS)
 
 # Functions that take a tensor first are the Tensor methods themselves: dyn.exp(x) is Tensor.exp(x).
 # The op table's rows marked F, then the names bound by hand.
