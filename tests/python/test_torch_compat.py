@@ -208,6 +208,33 @@ class TestCuda(unittest.TestCase):
         self.assertEqual(torch.rand(4).tolist(), want)
 
 
+class TestAcceleratorAndOnnx(unittest.TestCase):
+    def test_no_accelerator(self):
+        import torch.accelerator
+
+        # as PyTorch 2.15 on a machine without one: the program's device choice picks the CPU
+        self.assertIs(torch.accelerator.is_available(), False)
+        self.assertIsNone(torch.accelerator.current_accelerator())
+        self.assertEqual(torch.accelerator.device_count(), 0)
+        dev = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+        self.assertEqual(torch.ones(2, device=dev).device.type, "cpu")
+        with self.assertRaisesRegex(RuntimeError, "no accelerator is available"):
+            torch.accelerator.synchronize()
+
+    def test_onnx_imports_and_export_says_why_not(self):
+        import os
+        import tempfile
+
+        import torch.onnx
+
+        self.assertFalse(torch.onnx.is_in_onnx_export())
+        path = os.path.join(tempfile.mkdtemp(), "m.onnx")
+        with self.assertRaisesRegex(torch.onnx.OnnxExporterError, "dyn has no ONNX exporter.*--real-torch"):
+            torch.onnx.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),), path)
+        self.assertTrue(issubclass(torch.onnx.OnnxExporterError, RuntimeError))
+        self.assertFalse(os.path.exists(path))
+
+
 def mlp_fn(x, w):
     h = (x @ w).relu()
     return F.softmax(h * 2.0 - 1.0, dim=-1), h.sum()
