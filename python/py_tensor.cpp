@@ -70,17 +70,17 @@ DYN_NBI(truediv, div)
 
 PyObject* nb_pow(PyObject* a, PyObject* b, PyObject*) { return binary_op(OpId::pow, a, b); }
 
-PyObject* logical_op(OpId op, PyObject* a, PyObject* b) {
+// & | ^ of bools are the logical ops (what graphs of masks print); of integers (or an integer and
+// a bool) the bitwise ones, which reject floats as PyTorch does.
+PyObject* logical_or_bitwise(OpId logical, OpId bitwise, PyObject* a, PyObject* b) {
   DYN_TRY
-  const Tensor* t = is_tensor(a) ? &unwrap(a) : &unwrap(b);
-  if (t->dtype() != DType::Bool)
-    fail(ErrorKind::Runtime, "dyn supports &, | and ^ on bool tensors only; got {}", dtype_name(t->dtype()));
-  return binary_op(op, a, b);
+  auto is_bool = [](PyObject* o) { return is_tensor(o) ? unwrap(o).dtype() == DType::Bool : PyBool_Check(o) != 0; };
+  return binary_op(is_bool(a) && is_bool(b) ? logical : bitwise, a, b);
   DYN_CATCH
 }
-PyObject* nb_and(PyObject* a, PyObject* b) { return logical_op(OpId::logical_and, a, b); }
-PyObject* nb_or(PyObject* a, PyObject* b) { return logical_op(OpId::logical_or, a, b); }
-PyObject* nb_xor(PyObject* a, PyObject* b) { return logical_op(OpId::logical_xor, a, b); }
+PyObject* nb_and(PyObject* a, PyObject* b) { return logical_or_bitwise(OpId::logical_and, OpId::bitwise_and, a, b); }
+PyObject* nb_or(PyObject* a, PyObject* b) { return logical_or_bitwise(OpId::logical_or, OpId::bitwise_or, a, b); }
+PyObject* nb_xor(PyObject* a, PyObject* b) { return logical_or_bitwise(OpId::logical_xor, OpId::bitwise_xor, a, b); }
 
 PyObject* nb_neg(PyObject* a) {
   DYN_TRY return wrap(ops::unary(OpId::neg, unwrap(a)));
@@ -93,9 +93,10 @@ PyObject* nb_abs(PyObject* a) {
 }
 PyObject* nb_invert(PyObject* a) {
   DYN_TRY
-  DYN_CHECK(unwrap(a).dtype() == DType::Bool, ErrorKind::Runtime, "dyn supports ~ on bool tensors only; got {}",
-            dtype_name(unwrap(a).dtype()));
-  return wrap(ops::unary(OpId::logical_not, unwrap(a)));
+  const Tensor& t = unwrap(a);
+  DYN_CHECK(!is_floating(t.dtype()), ErrorKind::Type,
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+  return wrap(ops::unary(t.dtype() == DType::Bool ? OpId::logical_not : OpId::bitwise_not, t));
   DYN_CATCH
 }
 

@@ -214,6 +214,10 @@ void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
   m->shape = in[0].shape();
   if constexpr (Op == OpId::logical_not) {
     m->dtype = DType::Bool;
+  } else if constexpr (Op == OpId::bitwise_not) {
+    DYN_CHECK(!is_floating(t), ErrorKind::NotImplemented, "\"bitwise_not_cpu\" not implemented for '{}'",
+              legacy_dtype_name(t));
+    m->dtype = t;  // ~ of a bool is its negation
   } else if (rule_of(Op) == DTypeRule::floating) {
     m->dtype = is_floating(t) ? t : default_float_dtype();
   } else {
@@ -292,6 +296,8 @@ void kernel_unary(InSpan in, const Attrs&, OutSpan out) {
       using T = decltype(tag);
       run_unary<bool, T>(out[0], in[0], [](T x) { return formula::logical_not(x); });
     });
+  } else if (Op == OpId::bitwise_not && in[0].dtype() == DType::Bool) {
+    run_unary<bool, bool>(out[0], in[0], [](bool x) { return !x; });
   } else {
     DType t = out[0].dtype();
     Tensor x = cast_to(in[0], t);
@@ -333,6 +339,10 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
   if constexpr (Op == OpId::pow) {
     if (t == DType::Int64 && a.side == ScalarSide::Rhs && a.scalar.kind != Scalar::Float)
       DYN_CHECK(a.scalar.i >= 0, ErrorKind::Runtime, "Integers to negative integer powers are not allowed.");
+  }
+  if constexpr (Op == OpId::bitwise_and || Op == OpId::bitwise_or || Op == OpId::bitwise_xor) {
+    DYN_CHECK(!is_floating(t), ErrorKind::NotImplemented, "\"{}_cpu\" not implemented for '{}'", op_name(Op),
+              legacy_dtype_name(t));
   }
   if constexpr (Op == OpId::floor_divide || Op == OpId::remainder || Op == OpId::fmod) {
     if (t == DType::Int64 && a.side == ScalarSide::Rhs)

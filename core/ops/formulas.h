@@ -256,6 +256,37 @@ template <typename T>
 bool logical_not(T a) {
   return a == T(0);
 }
+// Bitwise ops take integers and bools; floats are rejected before a kernel runs.
+template <typename T>
+T bitwise_and(T a, T b) {
+  if constexpr (kFloat<T>)
+    return T(0);
+  else
+    return static_cast<T>(a & b);
+}
+template <typename T>
+T bitwise_or(T a, T b) {
+  if constexpr (kFloat<T>)
+    return T(0);
+  else
+    return static_cast<T>(a | b);
+}
+template <typename T>
+T bitwise_xor(T a, T b) {
+  if constexpr (kFloat<T>)
+    return T(0);
+  else
+    return static_cast<T>(a ^ b);
+}
+template <typename T>
+T bitwise_not(T a) {
+  if constexpr (kFloat<T>)
+    return T(0);
+  else if constexpr (std::is_same_v<T, bool>)
+    return !a;
+  else
+    return static_cast<T>(~a);
+}
 
 template <typename T>
 T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {

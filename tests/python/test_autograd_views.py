@@ -210,6 +210,8 @@ NOT_DIFFERENTIABLE = {
     "logical_and": lambda x: (x > 0).logical_and(x < 1), "logical_or": lambda x: (x > 0).logical_or(x < 1),
     "logical_xor": lambda x: (x > 0).logical_xor(x < 1), "argmax": lambda x: x.argmax(1),
     "argmin": lambda x: x.argmin(), "floor_divide": lambda x: x // 2.0,
+    "bitwise_and": lambda x: x.long() & 3, "bitwise_or": lambda x: x.long() | 3, "bitwise_xor": lambda x: x.long() ^ 3,
+    "bitwise_not": lambda x: ~x.long(),
 }
 
 

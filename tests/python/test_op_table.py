@@ -313,5 +313,49 @@ class TestFmodHypotLogaddexpDiv(unittest.TestCase):
         self.assertEqual((t.grad.tolist(), u.grad.tolist()), ([1.0, 2.0], [-2.0, 0.0]))
 
 
+
+class TestBitwise(unittest.TestCase):
+    """&, |, ^, ~ and the bitwise_* functions on integers (bools stay logical), as PyTorch 2.15."""
+
+    def test_values_as_pytorch(self):
+        a, b = dyn.tensor([12, -7, 5, 0]), dyn.tensor([10, 3, -1, 9])
+        self.assertEqual([(a & b).tolist(), (a | b).tolist(), (a ^ b).tolist(), (~a).tolist()],
+                         [[8, 1, 5, 0], [14, -5, -1, 9], [6, -6, -6, 9], [-13, 6, -6, -1]])
+        self.assertEqual([dyn.bitwise_and(a, b).tolist(), a.bitwise_or(6).tolist(), (a ^ 3).tolist(),
+                          (3 & a).tolist(), dyn.bitwise_not(a).tolist()],
+                         [[8, 1, 5, 0], [14, -1, 7, 6], [15, -6, 6, 3], [0, 1, 1, 0], [-13, 6, -6, -1]])
+        m = dyn.tensor([True, False, True, False])
+        self.assertEqual(((m & a).tolist(), (m & a).dtype), ([0, 0, 1, 0], dyn.int64))
+        self.assertEqual([(~m).tolist(), (m ^ True).tolist(), dyn.bitwise_not(m).tolist()],
+                         [[False, True, False, True]] * 3)
+        self.assertEqual(m.bitwise_and(m).dtype, dyn.bool)
+        c = a.clone()
+        self.assertIs(c.bitwise_and_(b), c)
+        self.assertEqual(c.tolist(), [8, 1, 5, 0])
+
+    def test_floats_rejected_as_pytorch(self):
+        for call, kind, msg in [(lambda: dyn.ones(2) & dyn.ones(2), NotImplementedError,
+                                 "\"bitwise_and_cpu\" not implemented for 'Float'"),
+                                (lambda: dyn.ones(2, dtype=dyn.float64) | 1, NotImplementedError,
+                                 "\"bitwise_or_cpu\" not implemented for 'Double'"),
+                                (lambda: ~dyn.ones(2), TypeError,
+                                 "only implemented on integer and Boolean-type tensors")]:
+            with self.assertRaises(kind) as cm:
+                call()
+            self.assertIn(msg, str(cm.exception))
+
+    def test_compiled_equals_eager(self):
+        def f(a, b, m):
+            return (a & b) | (~a ^ 5), m & (a > 0), ~m
+
+        g = dyn.compile(f)
+        for seed in range(2):
+            dyn.manual_seed(seed)
+            a, b = dyn.randint(-50, 50, (4, 5)), dyn.randint(-50, 50, (5,))
+            m = dyn.rand(4, 5) > 0.5
+            for x, y in zip(f(a, b, m), g(a, b, m)):
+                self.assertTrue(same_bits(x, y))
+
+
 if __name__ == "__main__":
     unittest.main()
