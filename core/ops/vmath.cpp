@@ -7,8 +7,11 @@
 #include <sleef.h>
 // clang-format on
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "core/ops/vmath_avx2.h"
 #include "core/ops/vmath_impl.h"
@@ -31,6 +34,43 @@ const bool kAvx512 = [] {
   return __builtin_cpu_supports("avx512f") != 0;
 }();
 
+// SLEEF's u10 sinh and cosh overflow before their results do (|x| > 88.5 in float, 709 in
+// double), and asinh and acosh before x*x + 1 can be formed (|x| > 1.8e19, 1.3e154). Such lanes
+// get forms that stay finite: sinh, cosh = (e / 2) * e with e = exp(|x| / 2) (exp(-|x|) is far
+// below the result's last bit there), asinh, acosh = log(|x|) + ln 2 (1 / x^2 likewise). Worked
+// out before the vector pass, which may write over the input.
+struct Large {
+  int64_t i;
+  double r;
+};
+template <typename T>
+std::vector<Large> large_lanes(Fn f, const T* in, int64_t n) {
+  std::vector<Large> fix;
+  bool hyper = f == Fn::sinh || f == Fn::cosh;
+  if (!hyper && f != Fn::asinh && f != Fn::acosh) return fix;
+  const T big = hyper ? (sizeof(T) == 4 ? T(88) : T(709)) : (sizeof(T) == 4 ? T(1e18) : T(1e150));
+  for (int64_t i = 0; i < n; ++i) {
+    T a = std::fabs(in[i]);
+    if (!(a > big) || std::isinf(a)) continue;
+    T r;
+    if (hyper) {
+      T e = one(Fn::exp, a / 2);
+      r = (e / 2) * e;
+      if (f == Fn::sinh) r = std::copysign(r, in[i]);
+    } else {
+      r = one(Fn::log, a) + T(M_LN2);
+      if (f == Fn::asinh) r = std::copysign(r, in[i]);
+      if (f == Fn::acosh && in[i] < 0) r = std::numeric_limits<T>::quiet_NaN();
+    }
+    fix.push_back({i, static_cast<double>(r)});
+  }
+  return fix;
+}
+template <typename T>
+void put_large(const std::vector<Large>& fix, T* out) {
+  for (const Large& l : fix) out[l.i] = static_cast<T>(l.r);
+}
+
 template <__m256 (*fn)(__m256)>
 void map_own(const float* in, float* out, int64_t n) {
   detail::each_vector<8>(in, out, n, [](const float* a, float* r) { _mm256_storeu_ps(r, fn(_mm256_loadu_ps(a))); });
@@ -47,14 +87,24 @@ void detail::map_avx2(Fn f, const float* in, float* out, int64_t n) {
 }
 
 void map(Fn f, const float* in, float* out, int64_t n) {
-  if (kAvx512) return detail::map_avx512(f, in, out, n);
-  detail::map_avx2(f, in, out, n);
+  std::vector<Large> fix = large_lanes(f, in, n);
+  if (kAvx512)
+    detail::map_avx512(f, in, out, n);
+  else
+    detail::map_avx2(f, in, out, n);
+  put_large(fix, out);
 }
 
 void map(Fn f, const double* in, double* out, int64_t n) {
-  if (kAvx512) return detail::map_avx512(f, in, out, n);
-  D4 fn = double_fn(f);
-  detail::each_vector<4>(in, out, n, [fn](const double* a, double* r) { _mm256_storeu_pd(r, fn(_mm256_loadu_pd(a))); });
+  std::vector<Large> fix = large_lanes(f, in, n);
+  if (kAvx512) {
+    detail::map_avx512(f, in, out, n);
+  } else {
+    D4 fn = double_fn(f);
+    detail::each_vector<4>(in, out, n,
+                           [fn](const double* a, double* r) { _mm256_storeu_pd(r, fn(_mm256_loadu_pd(a))); });
+  }
+  put_large(fix, out);
 }
 
 float one(Fn f, float x) {

@@ -190,6 +190,22 @@ class TestTrigonometricFamily(unittest.TestCase):
                     got = getattr(dyn.tensor(x), name)().numpy()
                     np.testing.assert_allclose(got, f(x), rtol=4 * np.finfo(np.float64).eps, atol=0)
 
+    def test_large_arguments_stay_finite_where_the_result_is(self):
+        # SLEEF's sinh/cosh overflow past |x| = 88.5 (float) / 709 (double) and asinh/acosh past
+        # 1.8e19 / 1.3e154, before the results do; PyTorch 2.15 gives the finite values.
+        for dtype, npt, xs in ((dyn.float32, np.float32, [88.2, 89.0, -89.0, 1e18, 2e19, -3e25, 1e38]),
+                               (dyn.float64, np.float64, [708.0, 710.0, -710.0, 1e150, 2e154, -1e300])):
+            for name, f in (("sinh", np.sinh), ("cosh", np.cosh), ("asinh", np.arcsinh), ("acosh", np.arccosh)):
+                with self.subTest(op=name, dtype=str(dtype)), np.errstate(all="ignore"):
+                    x = np.array(xs, dtype=npt)
+                    got = getattr(dyn, name)(dyn.tensor(x, dtype=dtype)).numpy()
+                    want = f(x.astype(np.float64)).astype(npt)
+                    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want), f"{name}{list(x)}: {got}")
+                    fin = np.isfinite(want)
+                    self.assertTrue((np.abs(got[fin] - want[fin]) <= 4 * np.spacing(np.abs(want[fin]))).all(),
+                                    f"{name}: {got} vs {want}")
+                    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
     def test_float32_close_to_float64_truth(self):
         for name, f in FAMILY.items():
             with self.subTest(op=name):
