@@ -22,6 +22,13 @@ def _size(shape):
     return tuple(int(s) for s in shape)
 
 
+def _wrap_dim(dim, ndim):
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
 # Functions that PyTorch has as torch.NAME only (no Tensor method): exported by dyn/__init__.py.
 FUNCTIONS = {}
 
@@ -101,7 +108,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(test_elements, Tensor):
         test_elements = _dyn.tensor(test_elements)
     flat = test_elements.reshape(-1)
-    if flat.numel() == 0:
+    if flat.numel() == 0 or elements.numel() == 0:
         hit = _dyn.zeros(tuple(elements.shape), dtype=_dyn.bool)
     else:
         hit = (elements.unsqueeze(-1) == flat).any(-1)
@@ -114,7 +121,7 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1))
     nd = input.dim()
-    dim %= builtins.max(nd, 1)
+    dim = _wrap_dim(dim, nd)
     if indices.dim() != nd:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {nd} dimensions for input, and {indices.dim()} dimensions for indices")
@@ -156,9 +163,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _count_below(sorted_sequence, values, right):
     """For each value, how many elements of the (sorted) innermost rows are < it (<= with right)."""
-    cmp = sorted_sequence.unsqueeze(-2) <= values.unsqueeze(-1) if right else \
-        sorted_sequence.unsqueeze(-2) < values.unsqueeze(-1)
-    return cmp.sum(-1)
+    # Counted as "not after it", so that a NaN value (which compares false) goes last, as in PyTorch.
+    s, v = sorted_sequence.unsqueeze(-2), values.unsqueeze(-1)
+    after = s > v if right else s >= v
+    return after.logical_not().sum(-1)
 
 
 @function
@@ -199,50 +207,54 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 @method
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a float or a 1-d tensor in [0, 1]) along dim (of all elements when None),
-    with PyTorch's interpolations: linear, lower, higher, nearest, midpoint."""
+    with PyTorch's interpolations: linear, lower, higher, nearest, midpoint. As PyTorch, the rank
+    q * (n - 1) is computed in float64 and the interpolation weight rounded to the input's dtype."""
     if interpolation not in ("linear", "lower", "higher", "nearest", "midpoint"):
         raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                          f"Got {interpolation}")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"quantile() input tensor must be either float or double dtype")
-    qs = q if isinstance(q, Tensor) else _dyn.tensor(q, dtype=input.dtype)
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    qs = q if isinstance(q, Tensor) else _dyn.tensor(q, dtype=_dyn.float64)
     if qs.dim() > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-    qv = qs.reshape(-1)
-    if qv.numel() and (builtins.bool((qv < 0).any()) or builtins.bool((qv > 1).any())):
-        raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    x = input.reshape(-1) if dim is None else input
-    d = -1 if dim is None else dim % builtins.max(input.dim(), 1)
-    x = x.movedim(d, -1) if x.dim() else x.reshape(1)
+    # q in the input's dtype, its rank in float64 (as PyTorch: 0.4 of 8 floats is 2.8000002)
+    qv = qs.reshape(-1).to(input.dtype).double()
+    for v in qs.reshape(-1).tolist():
+        if not 0 <= v <= 1:  # NaN too
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
+    d = -1 if dim is None else _wrap_dim(dim, input.dim())
+    x = input.reshape(-1) if dim is None or input.dim() == 0 else input.movedim(d, -1)
     s = x.sort(-1).values
     n = s.shape[-1]
-    pos = qv * (n - 1)
-    lo = pos.floor().long()
-    hi = pos.ceil().long()
-    if interpolation == "lower":
-        idx = lo
-    elif interpolation == "higher":
-        idx = hi
-    elif interpolation == "nearest":
-        idx = pos.round().long()
-    else:
-        idx = None
+    ranks = qv * (n - 1)
+    lo = ranks.floor().long()
+    hi = ranks.ceil().long()
     lead = tuple(s.shape[:-1])
-    take = lambda i: s.unsqueeze(-2).expand(*lead, qv.numel(), n).gather(-1, i.reshape(-1, 1).expand(*lead, qv.numel(), 1)).squeeze(-1)  # noqa: E731
-    if idx is not None:
-        r = take(idx)
+    m = qv.numel()
+
+    def take(i):
+        return s.unsqueeze(-2).expand(*lead, m, n).gather(-1, i.reshape(m, 1).expand(*lead, m, 1)).squeeze(-1)
+
+    if interpolation == "lower":
+        r = take(lo)
+    elif interpolation == "higher":
+        r = take(hi)
+    elif interpolation == "nearest":
+        r = take(ranks.round().long())
     elif interpolation == "midpoint":
         r = (take(lo) + take(hi)) * 0.5
     else:
-        r = take(lo).lerp(take(hi), (pos - lo.to(pos.dtype)).expand(*lead, qv.numel()))
+        weight = (ranks - lo.double()).to(input.dtype)
+        r = take(lo).lerp(take(hi), weight.expand(*lead, m))
     # NaN anywhere in a row makes its quantiles NaN, as in PyTorch.
     has_nan = x.isnan().any(-1, keepdim=True)
     r = _dyn.where(has_nan, _dyn.full((), float("nan"), dtype=r.dtype), r)
     r = r.movedim(-1, 0)  # the quantiles first
-    if dim is not None and keepdim:
-        r = r.unsqueeze(d + 1)
-    elif dim is None and keepdim:
-        r = r.reshape((r.shape[0],) + (1,) * input.dim())
+    if keepdim and input.dim() > 0:
+        r = r.unsqueeze(d + 1 if d >= 0 else r.dim()) if dim is not None else \
+            r.reshape((r.shape[0],) + (1,) * input.dim())
     if not isinstance(q, Tensor) or qs.dim() == 0:
         r = r.squeeze(0)
     return r
@@ -262,10 +274,13 @@ def histc(input, bins=100, min=0, max=0):
         lo, hi = x.min().item(), x.max().item()
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
         raise RuntimeError(f"torch.histc: max must be larger than min, but got min {min} max {max}")
     inside = (x >= lo) & (x <= hi)
-    b = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(0, bins - 1)
+    # The bin in the input's dtype, in PyTorch's order: (x - lo) * bins / (hi - lo).
+    b = ((x - lo) * bins / (hi - lo)).floor().long().clamp(0, bins - 1)
     ones = inside.to(input.dtype)
     return _dyn.zeros(bins, dtype=input.dtype).index_add(0, b, ones)
 
@@ -286,8 +301,8 @@ def tensordot(a, b, dims=2, out=None):
         db = [db] if isinstance(db, int) else list(db)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
-    da = [d % builtins.max(a.dim(), 1) for d in da]
-    db = [d % builtins.max(b.dim(), 1) for d in db]
+    da = [_wrap_dim(d, a.dim()) for d in da]
+    db = [_wrap_dim(d, b.dim()) for d in db]
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
@@ -310,6 +325,13 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each pair of rows of x1 [.., P, M] and x2 [.., R, M]."""
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    for t, which in ((x1, "X1"), (x2, "X2")):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {which} got: "
+                               f"{str(t.dtype).replace('dyn.', '').capitalize()}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {str(x1.dtype).replace('dyn.', '')} but found "
+                           f"{str(x2.dtype).replace('dyn.', '')}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
@@ -318,7 +340,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p == 0:
         return (diff != 0).to(x1.dtype).sum(-1)
     if p == float("inf"):
-        return diff.amax(-1)
+        # Each element at the maximum gets the whole gradient, as PyTorch's: the maximum (no
+        # gradient) plus the zeros (diff - max) of those elements.
+        m = diff.detach().amax(-1, keepdim=True)
+        return (m + ((diff - m) * (diff.detach() == m).to(diff.dtype)).sum(-1, keepdim=True)).squeeze(-1)
     if p == 1:
         return diff.sum(-1)
     if p == 2:

@@ -651,7 +651,14 @@ def clamp_max(input, max):
 
 @method
 def lerp(input, end, weight):
-    return input + weight * (end - input)
+    """PyTorch's two forms, which keep the ends exact: input + w * (end - input) for |w| < 0.5,
+    else end - (end - input) * (1 - w) (1 - w in input's dtype)."""
+    diff = end - input
+    if isinstance(weight, Tensor):
+        return _dyn.where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
+    if abs(weight) < 0.5:
+        return input + weight * diff
+    return end - diff * (1 - _dyn.full((), weight, dtype=input.dtype))
 
 
 @method

@@ -43,6 +43,12 @@ class TestAgainstPyTorch(unittest.TestCase):
             for a, b in zip(f(x, s, q), g(x, s, q)):
                 self.assertTrue(same_bits(a, b))
 
+    def test_cdist_inf_gives_each_tied_element_the_gradient(self):
+        # PyTorch 2.15: [[1., 1.]] (|3-1| and |4-2| tie at the maximum)
+        a = dyn.tensor([[3.0, 4.0]], requires_grad=True)
+        dyn.cdist(a, dyn.tensor([[1.0, 2.0]]), p=float("inf")).sum().backward()
+        self.assertEqual(a.grad.tolist(), [[1.0, 1.0]])
+
     def test_gradients_flow(self):
         x = dyn.randn(3, 4, requires_grad=True)
         (dyn.cdist(x, x.detach() + 1.0).sum() + x.quantile(0.3, dim=1).sum() + x.kthvalue(2, 1).values.sum()
@@ -58,8 +64,23 @@ class TestAgainstPyTorch(unittest.TestCase):
             dyn.arange(12).unflatten(0, (5, -1))
         with self.assertRaisesRegex(RuntimeError, "selected number k out of range"):
             dyn.tensor([1.0, 2.0]).kthvalue(3)
-        with self.assertRaisesRegex(RuntimeError, "q values must be in the range"):
+        with self.assertRaisesRegex(RuntimeError, r"q must be in the range \[0, 1\] but got 1.5"):
             dyn.tensor([1.0, 2.0]).quantile(1.5)
+        with self.assertRaisesRegex(RuntimeError, r"q must be in the range \[0, 1\] but got nan"):
+            dyn.tensor([1.0, 2.0]).quantile(float("nan"))
+        with self.assertRaisesRegex(RuntimeError, "input tensor must be non-empty"):
+            dyn.tensor([]).quantile(0.5)
+        with self.assertRaisesRegex(IndexError, "Dimension out of range"):
+            dyn.ones(2, 3).quantile(0.5, dim=2)
+        self.assertEqual(tuple(dyn.tensor(3.0).quantile(0.5, keepdim=True).shape), ())
+        with self.assertRaisesRegex(IndexError, "Dimension out of range"):
+            dyn.take_along_dim(dyn.ones(2, 3), dyn.zeros(2, 1, dtype=dyn.int64), 2)
+        with self.assertRaisesRegex(IndexError, "Dimension out of range"):
+            dyn.tensordot(dyn.ones(2, 3), dyn.ones(3, 2), dims=([3], [0]))
+        with self.assertRaisesRegex(RuntimeError, r"range of \[1, inf\] is not finite"):
+            dyn.histc(dyn.tensor([1.0, float("inf"), 3.0]), 4)
+        with self.assertRaisesRegex(RuntimeError, "cdist only supports floating-point dtypes"):
+            dyn.cdist(dyn.ones(2, 3, dtype=dyn.int64), dyn.ones(2, 3, dtype=dyn.int64))
         with self.assertRaisesRegex(RuntimeError, "input tensor must be either float or double"):
             dyn.tensor([1, 2]).quantile(0.5)
         with self.assertRaisesRegex(RuntimeError, "boundaries tensor must be 1 dimension"):

@@ -50,6 +50,16 @@ def cases(torch):
     b = torch.tensor([[0., 0.], [1., 2.]])
     for p in (2.0, 1.0, 0.0, float("inf"), 3.0):
         rec(f"cdist_{p}", torch.cdist(a, b, p=p))
+    # edges found in review: a float32 q's rank (nearest), NaN values sorted last, histc's float32
+    # bin edges, an empty isin, the large-argument hyperbolic functions
+    rec("quantile_nearest_f32", torch.quantile(torch.arange(4.), 1 / 6, interpolation="nearest"))
+    rec("quantile_f32_ranks", torch.quantile(torch.tensor([0., 1, 2, 3, 4, 5, 6, 8]),
+                                             torch.tensor([0.0, 0.5, 1.0]), interpolation="lower"))
+    rec("searchsorted_nan", torch.searchsorted(torch.tensor([1., 3, 5, 7, 9]), torch.tensor([float("nan"), 4.]),
+                                               right=True))
+    rec("histc_edges", torch.histc(torch.arange(3000.) / 1000, 10, 0, 1))
+    rec("isin_empty", torch.isin(torch.zeros(0, 2), torch.tensor([1.])))
+    rec("lerp_halves", torch.lerp(torch.tensor([2., -1., 0.]), torch.tensor([3., 5., 1.]), 0.8))
     return r
 
 
