@@ -131,10 +131,12 @@ DYN_FAST(f_randint) {
   // PyTorch's two overloads, positional or by keyword: randint(high, size) and randint(low=0, high, size).
   int64_t low = 0, high;
   PyObject* size;
-  if (!a[2]) {  // randint(high, size)
-    if (!a[0] || !a[1])
+  if (!a[2]) {  // randint(high, size), both by position
+    if (nargs < 2)
       throw_type_error(
           "randint() expects (high, size) or (low, high, size), e.g. randint(10, (3,)) or randint(0, 10, size=(3,))");
+    if (PyLong_Check(a[1]))
+      throw_type_error(fmt::format("randint(): argument 'size' (position 2) must be tuple of ints, not int"));
     high = int_arg("randint", "high", a[0]);
     size = a[1];
   } else if (!a[1]) {  // randint(high, size=...): the first argument positional is high
@@ -146,6 +148,8 @@ DYN_FAST(f_randint) {
     high = int_arg("randint", "high", a[1]);
     size = a[2];
   }
+  if (a[4] && PyObject_IsTrue(a[4]) == 1)
+    fail(ErrorKind::Runtime, "Only Tensors of floating point and complex dtype can require gradients");
   return wrap(
       ops::randint(low, high, dims_arg("randint", "size", size), dtype_arg("randint", a[3]).value_or(DType::Int64)));
 }

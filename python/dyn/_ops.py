@@ -726,6 +726,30 @@ def _rounded_div(input, other, rounding_mode):
     return (input - input.fmod(other)).floor_divide(other)
 
 
+_RoundedDivision = None
+
+
+def _rounded_division():
+    """An autograd.Function for a rounded quotient: its gradient is zero (a step function), as
+    PyTorch's; made on first use (dyn.autograd imports dyn)."""
+    global _RoundedDivision
+    if _RoundedDivision is None:
+        from .autograd import Function
+
+        class RoundedDivision(Function):
+            @staticmethod
+            def forward(ctx, input, other, rounding_mode):
+                ctx.shapes = [(t.shape, t.dtype) if isinstance(t, Tensor) else None for t in (input, other)]
+                return _rounded_div(input, other, rounding_mode)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return tuple(None if s is None else _dyn.zeros(tuple(s[0]), dtype=s[1]) for s in ctx.shapes) + (None,)
+
+        _RoundedDivision = RoundedDivision
+    return _RoundedDivision
+
+
 @method
 def div(input, other, *, rounding_mode=None):
     """True division, or with rounding_mode 'trunc' (toward zero) or 'floor', as torch.div."""
@@ -733,6 +757,10 @@ def div(input, other, *, rounding_mode=None):
         input = _dyn.tensor(input)
     if rounding_mode is None:
         return _true_div(input, other)
+    if _dyn.is_grad_enabled() and (input.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+        if rounding_mode not in ("floor", "trunc"):
+            _rounded_div(input, other, rounding_mode)  # raises
+        return _rounded_division().apply(input, other, rounding_mode)
     return _rounded_div(input, other, rounding_mode)
 
 

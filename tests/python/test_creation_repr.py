@@ -185,9 +185,12 @@ class TestRandom(unittest.TestCase):
                 v = to_np(eval("dyn." + call))
                 self.assertEqual(v.shape, (300,))
                 self.assertEqual(set(v.tolist()), set(range(lo, hi)))
-        for bad in ("randint(high=5)", "randint(5)", "randint()", "randint(low=1, size=(2,))"):
+        for bad in ("randint(high=5)", "randint(5)", "randint()", "randint(low=1, size=(2,))",
+                    "randint(low=2, high=5)", "randint(2, 5)"):
             with self.subTest(call=bad), self.assertRaisesRegex(TypeError, "randint"):
                 eval("dyn." + bad)
+        with self.assertRaisesRegex(RuntimeError, "Only Tensors of floating point and complex dtype can require"):
+            dyn.randint(0, 5, (2,), requires_grad=True)
 
 
 # Expected strings are what torch 1.13 prints for the same tensors (with dyn. for torch.),

@@ -631,6 +631,10 @@ class TestActivations(unittest.TestCase):
                 F.dropout2d(dyn.ones(5), 0.5)
             self.assertTrue((F.dropout2d(dyn.ones(5), 0.5, training=False).numpy() == 1).all())
             self.assertTrue((F.dropout2d(dyn.ones(5), 0.0).numpy() == 1).all())
+            # no draw needed, so no rank asked for (PyTorch 2.15 alike)
+            self.assertEqual(F.dropout2d(dyn.ones(3), 1.0).tolist(), [0.0, 0.0, 0.0])
+            self.assertEqual(F.dropout3d(dyn.tensor(1.0), 1.0).tolist(), 0.0)
+            self.assertEqual(tuple(F.dropout2d(dyn.ones(0), 0.5).shape), (0,))
         self.assertEqual(repr(nn.Dropout3d(0.2)), "Dropout3d(p=0.2, inplace=False)")
         self.assertTrue((nn.Dropout3d(0.5).eval()(dyn.ones(2, 3, 2, 2, 2)).numpy() == 1).all())
 

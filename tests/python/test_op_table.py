@@ -302,6 +302,13 @@ class TestFmodHypotLogaddexpDiv(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "div expected rounding_mode to be one of None, 'trunc', or "
                                                   "'floor' but found 'x'"):
             dyn.div(f, 2, rounding_mode="x")
+        # a rounded quotient is a step function: zero gradients, as PyTorch's
+        x = dyn.tensor([7.5, -7.5], requires_grad=True)
+        y = dyn.tensor([2.0, 2.0], requires_grad=True)
+        r = dyn.div(x, y, rounding_mode="floor")
+        self.assertEqual(r.tolist(), [3.0, -4.0])
+        r.sum().backward()
+        self.assertEqual((x.grad.tolist(), y.grad.tolist()), ([0.0, 0.0], [0.0, 0.0]))
         t = dyn.tensor([7, -7])
         self.assertIs(t.div_(2, rounding_mode="trunc"), t)
         self.assertEqual(t.tolist(), [3, -3])

@@ -51,8 +51,11 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 def _feature_dropout(input, p, training, inplace):
     """PyTorch's feature dropout: one draw per (sample, channel), the first two dims."""
     _check_p(p)
-    if not training or p == 0.0:
+    # As PyTorch's feature dropout: these need no draw, so no rank either.
+    if not training or p == 0.0 or input.numel() == 0:
         return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     return _drop(input, p, tuple(input.shape[:2]) + (1,) * (input.ndim - 2), inplace)

@@ -136,7 +136,7 @@ def _bce(input, target):
 class BinaryCrossEntropy(Function):
     """PyTorch's derivatives of the elementwise loss: grad * (x - t) / max((1 - x) * x, 1e-12) for the
     input (0 where x is exactly 0 or 1 and equals t, where the clamped logs' own derivatives give
-    inf * 0 = NaN), and grad * (log1p(-x) - log(x)) for the target."""
+    inf * 0 = NaN), and grad * -logit(x) for the target."""
 
     @staticmethod
     def forward(ctx, input, target):
@@ -148,9 +148,10 @@ class BinaryCrossEntropy(Function):
         input, target = ctx.saved_tensors
         gi = gt = None
         if ctx.needs_input_grad[0]:
-            gi = grad * (input - target) / ((1.0 - input) * input).clamp(min=1e-12)
+            # PyTorch's EPSILON is a float: 1e-12 rounded to float32, in float64 too
+            gi = grad * (input - target) / ((1.0 - input) * input).clamp(min=9.999999960041972e-13)
         if ctx.needs_input_grad[1]:
-            gt = grad * ((-input).log1p() - input.log())
+            gt = grad * -(input / (1.0 - input)).log()  # -logit(x)
         return gi, gt
 
 
