@@ -191,6 +191,8 @@ struct IndexPlan {
   std::optional<Tensor> tidx;  // an int64 tensor index, applied along tdim
   int tdim = 0;
   std::optional<Tensor> mask;  // a bool mask over the whole tensor
+  // Several int64 tensor indices (x[rows, cols]): (dim of view, index), in order; tidx is unset.
+  std::vector<std::pair<int, Tensor>> several;
 };
 
 Tensor index_tensor_from(PyObject* o) {
@@ -244,15 +246,20 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
     } else if (PyLong_Check(it) || (!is_tensor(it) && !PyFloat_Check(it) && PyIndex_Check(it) && !PyBool_Check(it))) {
       r = ops::select(r, dim, int_arg("__getitem__", "index", it));
     } else if (is_tensor(it) || PyList_Check(it)) {
-      DYN_CHECK(!p.tidx, ErrorKind::NotImplemented,
-                "dyn supports one tensor index per indexing expression (like w[idx] or x[:, idx]); got several");
       Tensor t = index_tensor_from(it);
       DYN_CHECK(t.dtype() == DType::Int64, ErrorKind::Index,
                 "tensors used as indices must be long or bool tensors (a bool mask must cover the whole tensor); "
                 "got {}",
                 dtype_name(t.dtype()));
-      p.tidx = t;
-      p.tdim = dim++;
+      if (p.tidx) {  // a second one: all go to `several`
+        p.several.emplace_back(p.tdim, *p.tidx);
+        p.tidx.reset();
+      }
+      if (!p.several.empty())
+        p.several.emplace_back(dim, t);
+      else
+        p.tidx = t, p.tdim = dim;
+      ++dim;
     } else {
       fail(ErrorKind::Index,
            "only integers, slices (`:`), ellipsis (`...`), None and long or boolean tensors are valid indices (got "
@@ -264,9 +271,74 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
   return p;
 }
 
+// x[i1, ..., ik] with k int64 tensor indices, as PyTorch (NumPy's advanced indexing): the indices
+// broadcast to one shape B and pick elements pointwise; B stands where the indexed dims stood if
+// they are adjacent, else first. Composed of differentiable ops: the indexed dims are moved to the
+// front, the first index selects rows and each further one gathers along the next dim.
+Tensor index_several(const Tensor& view, const std::vector<std::pair<int, Tensor>>& several) {
+  int nd = view.ndim();
+  Dims B = several[0].second.shape();
+  for (size_t j = 1; j < several.size(); ++j) {
+    const Dims& s = several[j].second.shape();
+    bool ok = true;
+    for (int k = 1; k <= std::min(B.size(), s.size()); ++k) {
+      int64_t a = B[B.size() - k], b = s[s.size() - k];
+      ok = ok && (a == b || a == 1 || b == 1);
+    }
+    if (!ok) {
+      std::string shapes;
+      for (const auto& [d, t] : several) shapes += (shapes.empty() ? "" : ", ") + dims_str(t.shape());
+      fail(ErrorKind::Index, "shape mismatch: indexing tensors could not be broadcast together with shapes {}", shapes);
+    }
+    B = broadcast_shapes(B, s);
+  }
+  int64_t n = numel_of(B);
+  bool adjacent = true;
+  std::vector<bool> indexed(static_cast<size_t>(nd), false);
+  Dims perm;
+  for (size_t j = 0; j < several.size(); ++j) {
+    adjacent = adjacent && several[j].first == several[0].first + static_cast<int>(j);
+    indexed[static_cast<size_t>(several[j].first)] = true;
+    perm.push_back(several[j].first);
+  }
+  for (int d = 0; d < nd; ++d)
+    if (!indexed[static_cast<size_t>(d)]) perm.push_back(d);
+  Tensor y = ops::permute(view, perm);
+  auto flat_index = [&](const Tensor& t, int64_t size) {
+    Tensor e = ops::reshape(ops::contiguous(ops::expand(t, B)), Dims{n});
+    // Negative indices count from the end; out of range is the kernel's error.
+    return ops::where(ops::binary(OpId::lt, e, Scalar::from_int(0)), ops::binary(OpId::add, e, Scalar::from_int(size)),
+                      e);
+  };
+  y = ops::index(y, 0, flat_index(several[0].second, view.size(several[0].first)));
+  for (size_t j = 1; j < several.size(); ++j) {
+    Tensor idx = flat_index(several[j].second, view.size(several[j].first));
+    Dims ones{n};
+    for (int d = 1; d < y.ndim(); ++d) ones.push_back(1);
+    Dims picked = y.shape();
+    picked[1] = 1;
+    y = ops::squeeze(ops::gather(y, 1, ops::expand(ops::reshape(idx, ones), picked)), 1);
+  }
+  // (N, rest...) -> B + rest, and B moved to where the indexed dims were when they were adjacent.
+  Dims shape = B;
+  for (int d = 1; d < y.ndim(); ++d) shape.push_back(y.size(d));
+  y = ops::reshape(y, shape);
+  int before = adjacent ? several[0].first : 0;
+  if (before > 0) {
+    int nb = B.size();
+    Dims back;
+    for (int d = 0; d < before; ++d) back.push_back(nb + d);
+    for (int d = 0; d < nb; ++d) back.push_back(d);
+    for (int d = nb + before; d < y.ndim(); ++d) back.push_back(d);
+    y = ops::permute(y, back);
+  }
+  return y;
+}
+
 PyObject* mp_subscript(PyObject* self, PyObject* index) {
   DYN_TRY
   IndexPlan p = plan_index(unwrap(self), index);
+  if (!p.several.empty()) return wrap(index_several(p.view, p.several));
   if (p.mask) return wrap(ops::masked_select(p.view, *p.mask));
   if (p.tidx) return wrap(ops::index(p.view, p.tdim, *p.tidx));
   return wrap(p.view);
@@ -278,6 +350,10 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     if (!value) throw_type_error("dyn tensors do not support item deletion");
     Tensor& base = reinterpret_cast<PyTensor*>(self)->t;
     IndexPlan p = plan_index(base, index);
+    DYN_CHECK(p.several.empty(), ErrorKind::NotImplemented,
+              "dyn supports assignment through one index tensor (x[idx] = v, x[:, idx] = v); got {}: assign "
+              "through x.index_put_ or one index at a time",
+              p.several.size());
     Scalar s;
     bool is_scalar = !is_tensor(value) && to_scalar(value, &s);
     Tensor v = is_scalar ? Tensor() : (is_tensor(value) ? unwrap(value) : tensor_from_data(value, base.dtype()));

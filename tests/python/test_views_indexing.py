@@ -208,6 +208,55 @@ class TestAdvancedIndexing(unittest.TestCase):
         assert_matches(dyn.tensor(b).gather(1, dyn.tensor(idx)), np.take_along_axis(b[:2], idx, axis=1))
 
 
+class TestSeveralTensorIndices(unittest.TestCase):
+    """x[i, j] with several int64 tensor indices: as NumPy's advanced indexing (which PyTorch
+    follows; its results for the same calls are in torch_reference/), in layouts, compiled and
+    differentiated."""
+
+    CASES = [(lambda i, j: (i, slice(None), j)), (lambda i, j: (slice(None), i, j)), (lambda i, j: (i, j)),
+             (lambda i, j: (E, i, j)), (lambda i, j: (i, j, j)), (lambda i, j: (None, i, j))]
+
+    def test_matches_numpy(self):
+        r = rng(4)
+        a = rand_np((3, 4, 5, 6), F32, r)
+        i = r.integers(-3, 3, (2, 1)).astype(np.int64)
+        j = r.integers(-4, 4, (3,)).astype(np.int64)
+        checked = 0
+        for layout, t in in_layouts(a):
+            for k, case in enumerate(self.CASES):
+                with self.subTest(layout=layout, case=k):
+                    assert_matches(t[case(dyn.tensor(i), dyn.tensor(j))], a[case(i, j)])
+                    checked += 1
+        self.assertEqual(checked, len(LAYOUTS) * len(self.CASES))
+
+    def test_gradient_and_compiled(self):
+        logits = dyn.randn(4, 3, requires_grad=True)
+        y = dyn.tensor([2, 0, 1, 1])
+        logits[dyn.arange(4), y].sum().backward()
+        want = np.zeros((4, 3), np.float32)
+        want[np.arange(4), y.numpy()] = 1
+        np.testing.assert_array_equal(logits.grad.numpy(), want)
+
+        def pick(x, rows, cols):
+            return x[rows, :, cols] * 2.0
+
+        f = dyn.compile(pick)
+        x = dyn.randn(3, 4, 5)
+        rows, cols = dyn.tensor([0, 2, -1]), dyn.tensor([4, 0, 1])
+        self.assertTrue(dyn.equal(f(x, rows, cols), pick(x, rows, cols)))
+
+    def test_errors(self):
+        x = dyn.zeros(2, 3)
+        with self.assertRaisesRegex(IndexError, "index 5 is out of bounds for dimension 0 with size 2"):
+            x[dyn.tensor([5]), dyn.tensor([0])]
+        with self.assertRaisesRegex(IndexError, r"shape mismatch: indexing tensors could not be broadcast together "
+                                                r"with shapes \[2\], \[3\]"):
+            x[dyn.tensor([0, 1]), dyn.tensor([0, 1, 2])]
+        with self.assertRaisesRegex(NotImplementedError, "assignment through one index tensor"):
+            x[dyn.tensor([0]), dyn.tensor([1])] = 1.0
+        self.assertEqual(x.sum().item(), 0.0)
+
+
 class TestSetitem(unittest.TestCase):
     def test_setitem_basic(self):
         r = rng(7)

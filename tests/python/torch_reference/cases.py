@@ -60,6 +60,18 @@ def cases(torch):
     rec("histc_edges", torch.histc(torch.arange(3000.) / 1000, 10, 0, 1))
     rec("isin_empty", torch.isin(torch.zeros(0, 2), torch.tensor([1.])))
     rec("lerp_halves", torch.lerp(torch.tensor([2., -1., 0.]), torch.tensor([3., 5., 1.]), 0.8))
+    # several tensor indices in one expression: pointwise, broadcast, placed as NumPy / PyTorch
+    g = torch.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+    i = torch.tensor([[0, 1], [1, 0]])
+    j = torch.tensor([2, -1])
+    rec("index_i_colon_j", g[i, :, j])
+    rec("index_colon_i_j", g[:, i, j])
+    rec("index_i_j", g[i, j])
+    rec("index_int_i_colon_j", g[0, i, :, j])
+    rec("index_ellipsis_i_j", g[..., i, j])
+    rec("index_none_i_j", g[None, i, j])
+    rec("index_lists", g[[0, 1], [2, 0]])
+    rec("index_three", g[i, j, j])
     return r
 
 
