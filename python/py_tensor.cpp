@@ -335,6 +335,56 @@ Tensor index_several(const Tensor& view, const std::vector<std::pair<int, Tensor
   return y;
 }
 
+// x[i1, ..., ik] = v: element by element, as the one-index assignment (the indices' values are
+// needed: a graph break inside a compile region); a repeated position takes the last value, as
+// PyTorch's CPU index_put_.
+void assign_several(const Tensor& view, std::vector<std::pair<int, Tensor>> several, bool is_scalar, Scalar s,
+                    const Tensor& v) {
+  // The target's shape (and the index errors) as reading it gives them.
+  Tensor probe = index_several(view, several);
+  for (const auto& entry : several)
+    ensure_materialized(entry.second, BreakKind::Item, "assignment through index tensors");
+  Dims B = several[0].second.shape();
+  for (size_t j = 1; j < several.size(); ++j) B = broadcast_shapes(B, several[j].second.shape());
+  int64_t n = numel_of(B);
+  std::vector<Tensor> idx;
+  {
+    EagerScope eager;
+    for (const auto& entry : several) idx.push_back(ops::contiguous(ops::expand(entry.second, B)));
+  }
+  // The value, broadcast to the target, with B first and flattened: one row per position.
+  Tensor src;
+  if (!is_scalar) {
+    src = ops::expand(v, probe.shape());
+    bool adjacent = true;
+    for (size_t j = 0; j < several.size(); ++j)
+      adjacent = adjacent && several[j].first == several[0].first + static_cast<int>(j);
+    int before = adjacent ? several[0].first : 0;
+    int nb = B.size();
+    if (before > 0) {
+      Dims front;
+      for (int d = 0; d < nb; ++d) front.push_back(before + d);
+      for (int d = 0; d < before; ++d) front.push_back(d);
+      for (int d = before + nb; d < src.ndim(); ++d) front.push_back(d);
+      src = ops::permute(src, front);
+    }
+    Dims rows{n};
+    for (int d = nb; d < src.ndim(); ++d) rows.push_back(src.size(d));
+    src = ops::reshape(src, rows);
+  }
+  // Select the later dims first, so that the earlier ones keep their numbers.
+  std::vector<size_t> order(several.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = order.size() - 1 - j;
+  for (int64_t k = 0; k < n; ++k) {
+    Tensor dst = view;
+    for (size_t j : order) dst = ops::select(dst, several[j].first, idx[j].data<int64_t>()[k]);
+    if (is_scalar)
+      ops::fill_(dst, s);
+    else
+      ops::copy_(dst, ops::select(src, 0, k));
+  }
+}
+
 PyObject* mp_subscript(PyObject* self, PyObject* index) {
   DYN_TRY
   IndexPlan p = plan_index(unwrap(self), index);
@@ -350,14 +400,12 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     if (!value) throw_type_error("dyn tensors do not support item deletion");
     Tensor& base = reinterpret_cast<PyTensor*>(self)->t;
     IndexPlan p = plan_index(base, index);
-    DYN_CHECK(p.several.empty(), ErrorKind::NotImplemented,
-              "dyn supports assignment through one index tensor (x[idx] = v, x[:, idx] = v); got {}: assign "
-              "through x.index_put_ or one index at a time",
-              p.several.size());
     Scalar s;
     bool is_scalar = !is_tensor(value) && to_scalar(value, &s);
     Tensor v = is_scalar ? Tensor() : (is_tensor(value) ? unwrap(value) : tensor_from_data(value, base.dtype()));
-    if (p.mask) {
+    if (!p.several.empty()) {
+      assign_several(p.view, p.several, is_scalar, s, v);
+    } else if (p.mask) {
       Tensor src = is_scalar ? ops::full(Dims{}, s, base.dtype()) : v;
       Tensor merged = ops::where(*p.mask, src, base);
       ops::copy_(base, merged);

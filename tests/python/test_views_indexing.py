@@ -252,9 +252,43 @@ class TestSeveralTensorIndices(unittest.TestCase):
         with self.assertRaisesRegex(IndexError, r"shape mismatch: indexing tensors could not be broadcast together "
                                                 r"with shapes \[2\], \[3\]"):
             x[dyn.tensor([0, 1]), dyn.tensor([0, 1, 2])]
-        with self.assertRaisesRegex(NotImplementedError, "assignment through one index tensor"):
-            x[dyn.tensor([0]), dyn.tensor([1])] = 1.0
+        with self.assertRaisesRegex(IndexError, "index 5 is out of bounds for dimension 0 with size 2"):
+            x[dyn.tensor([5]), dyn.tensor([0])] = 1.0
         self.assertEqual(x.sum().item(), 0.0)
+
+    def test_assignment_matches_numpy(self):
+        # scalars and tensors, adjacent and separated indices, repeated positions (the last wins,
+        # as NumPy and PyTorch's CPU index_put_)
+        def cases(lib, zeros, tensor):
+            out = []
+            x = zeros(3, 4)
+            x[tensor([0, 2, 2]), tensor([1, 3, 0])] = 5.0
+            out.append(x)
+            y = zeros(2, 3, 4)
+            y[:, tensor([0, 2]), tensor([1, 3])] = tensor([[1.0, 2.0], [3.0, 4.0]])
+            out.append(y)
+            z = zeros(2, 3, 4)
+            z[tensor([0, 1]), :, tensor([3, 0])] = lib.arange(6.0).reshape(2, 3)
+            out.append(z)
+            w = zeros(3, 3)
+            w[tensor([0, 0]), tensor([1, 1])] = tensor([7.0, 8.0])
+            out.append(w)
+            return out
+
+        got = cases(dyn, lambda *s: dyn.zeros(*s), dyn.tensor)
+        want = cases(np, lambda *s: np.zeros(s, np.float32), lambda v: np.array(v, np.float32 if isinstance(
+            np.asarray(v).flat[0], float) else np.int64))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w)
+
+        def one_hot(y, n):
+            out = dyn.zeros(y.shape[0], n)
+            out[dyn.arange(y.shape[0]), y] = 1.0
+            return out * 2.0
+
+        f = dyn.compile(one_hot)
+        y = dyn.tensor([2, 0, 1, 1])
+        self.assertTrue(dyn.equal(f(y, 3), one_hot(y, 3)))
 
 
 class TestSetitem(unittest.TestCase):
