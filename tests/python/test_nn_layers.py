@@ -638,6 +638,41 @@ class TestActivations(unittest.TestCase):
         self.assertEqual(repr(nn.Dropout3d(0.2)), "Dropout3d(p=0.2, inplace=False)")
         self.assertTrue((nn.Dropout3d(0.5).eval()(dyn.ones(2, 3, 2, 2, 2)).numpy() == 1).all())
 
+    def test_padding_modules_as_pytorch(self):
+        # reprs, and values, recorded from PyTorch 2.15
+        self.assertEqual(repr(nn.ReflectionPad2d(1)), "ReflectionPad2d((1, 1, 1, 1))")
+        self.assertEqual(repr(nn.ConstantPad1d(2, 3.5)), "ConstantPad1d(padding=(2, 2), value=3.5)")
+        self.assertEqual(repr(nn.ZeroPad2d(2)), "ZeroPad2d((2, 2, 2, 2))")
+        self.assertEqual(repr(nn.ReflectionPad3d(1)), "ReflectionPad3d((1, 1, 1, 1, 1, 1))")
+        self.assertEqual(nn.ReplicationPad2d((1, 0, 2, 1)).state_dict(), {})
+        x = dyn.arange(12.0).reshape(1, 1, 3, 4)
+        self.assertEqual(nn.ReflectionPad2d(1)(x).tolist(), [[[
+            [5.0, 4.0, 5.0, 6.0, 7.0, 6.0], [1.0, 0.0, 1.0, 2.0, 3.0, 2.0], [5.0, 4.0, 5.0, 6.0, 7.0, 6.0],
+            [9.0, 8.0, 9.0, 10.0, 11.0, 10.0], [5.0, 4.0, 5.0, 6.0, 7.0, 6.0]]]])
+        self.assertEqual(nn.ConstantPad1d(2, 3.5)(dyn.ones(1, 1, 3)).tolist(), [[[3.5, 3.5, 1.0, 1.0, 1.0, 3.5, 3.5]]])
+        self.assertEqual(nn.ZeroPad2d((1, 0, 0, 1))(x).tolist(), [[[
+            [0.0, 0.0, 1.0, 2.0, 3.0], [0.0, 4.0, 5.0, 6.0, 7.0], [0.0, 8.0, 9.0, 10.0, 11.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0]]]])
+        self.assertEqual(nn.ReflectionPad1d(1)(dyn.arange(4.0).reshape(1, 4)).tolist(), [[1.0, 0.0, 1.0, 2.0, 3.0, 2.0]])
+        self.assertEqual(tuple(nn.CircularPad2d(1)(x).shape), (1, 1, 5, 6))
+        with self.assertRaises(ValueError):
+            nn.ReflectionPad2d((1, 2))
+        import torch.nn.modules.padding  # noqa: F401  (the path a pickled model names)
+
+    def test_instance_norm_modules(self):
+        self.assertEqual(repr(nn.InstanceNorm2d(3)), "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, "
+                                                     "bias=False, track_running_stats=False)")
+        m = nn.InstanceNorm1d(4, affine=True)
+        self.assertEqual(list(m.state_dict()), ["weight", "bias"])
+        got = nn.InstanceNorm2d(3)(dyn.arange(24.0).reshape(2, 3, 2, 2)).reshape(-1)[:4].tolist()
+        np.testing.assert_allclose(got, [-1.3416354656219482, -0.4472118616104126, 0.44721174240112305,
+                                         1.3416353464126587], rtol=1e-6)
+        self.assertEqual(tuple(nn.InstanceNorm2d(3)(dyn.arange(12.0).reshape(3, 2, 2)).shape), (3, 2, 2))
+        with self.assertRaisesRegex(ValueError, r"expected 3D or 4D input \(got 2D input\)"):
+            nn.InstanceNorm2d(3)(dyn.ones(2, 3))
+        with self.assertRaisesRegex(NotImplementedError, "running statistics"):
+            nn.InstanceNorm2d(3, track_running_stats=True)
+
     def test_one_hot(self):
         got = F.one_hot(dyn.tensor([[0, 2], [3, 1]]), 5)
         self.assertEqual(got.dtype, I64)

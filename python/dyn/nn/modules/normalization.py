@@ -1,4 +1,4 @@
-"""LayerNorm, RMSNorm and GroupNorm."""
+"""LayerNorm, RMSNorm, GroupNorm and InstanceNorm1d/2d/3d."""
 import dyn
 
 from .. import functional as F
@@ -55,3 +55,46 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    """Normalizes each (sample, channel) over the spatial dims; with affine, a weight and bias per
+    channel. Running statistics (track_running_stats=True) are not supported by dyn yet."""
+
+    dims = 1
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}(track_running_stats=True): dyn's instance norm keeps "
+                                      "no running statistics yet; leave it False (the default)")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats, self._bias = affine, track_running_stats, bias
+        _optional_parameters(self, affine, (num_features,), dtype, weight=dyn.ones)
+        _optional_parameters(self, affine and bias, (num_features,), dtype, bias=dyn.zeros)
+
+    def forward(self, input):
+        n = self.dims
+        if input.dim() not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.dim()}D input)")
+        unbatched = input.dim() == n + 1
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.affine and self._bias}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    dims = 3
