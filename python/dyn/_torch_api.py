@@ -315,15 +315,17 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
-    if "..." in eq:
-        raise NotImplementedError("einsum with '...' is not supported by dyn; write the batch dims out")
     lhs, _, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise ValueError(f"einsum(): {len(terms)} operands in the equation, {len(operands)} given")
+    ell = ""
+    if "..." in eq:
+        terms, rhs, ell = _einsum_ellipsis(terms, rhs if _ else None, operands)
+        operands = _einsum_broadcast(terms, operands)
     if not _:
         counts = collections.Counter("".join(terms))
-        rhs = "".join(sorted(c for c, k in counts.items() if k == 1))
+        rhs = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     x, xs = operands[0], terms[0]
     x, xs = _einsum_single(x, xs, keep=set(rhs) | set("".join(terms[1:])))
     for y, ys in zip(operands[1:], terms[1:]):
@@ -332,6 +334,42 @@ def einsum(equation, *operands):
         x, xs = _einsum_pair(x, xs, y, ys, rest)
     x, xs = _einsum_single(x, xs, keep=set(rhs))
     return x.permute(*[xs.index(c) for c in rhs]) if xs != rhs else x
+
+
+def _einsum_ellipsis(terms, rhs, operands):
+    """'...' written out as letters the equation does not use, right-aligned across operands (as
+    broadcasting aligns dims); returns the terms, the output (None: implicit) and those letters."""
+    used = set("".join(terms) + (rhs or ""))
+    free = [c for c in reversed("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") if c not in used]
+    counts = []
+    for t, x in zip(terms, operands):
+        if t.count("...") > 1:
+            raise RuntimeError("einsum(): found more than one '...' in the equation")
+        k = x.dim() - (len(t) - 3) if "..." in t else 0
+        if k < 0:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t) - 3}) is more than "
+                               f"the number of dimensions ({x.dim()}) for operand {terms.index(t)}")
+        counts.append(k)
+    m = max(counts) if counts else 0
+    letters = "".join(free[:m][::-1])
+    terms = [t.replace("...", letters[m - k:]) if "..." in t else t for t, k in zip(terms, counts)]
+    if rhs is not None:
+        rhs = rhs.replace("...", letters)
+    return terms, rhs, letters
+
+
+def _einsum_broadcast(terms, operands):
+    """Each letter's size is the largest among operands; dims of size 1 expand to it."""
+    size = {}
+    for t, x in zip(terms, operands):
+        for c, n in zip(t, x.shape):
+            if size.get(c, 1) == 1:
+                size[c] = n
+            elif n not in (1, size[c]):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+                                   f"subscript {c} has size {n} for one operand and {size[c]} for another")
+    return tuple(x.expand(*[size[c] for c in t]) if tuple(x.shape) != tuple(size[c] for c in t) else x
+                 for t, x in zip(terms, operands))
 
 
 def _einsum_single(x, s, keep):

@@ -744,8 +744,13 @@ class TestProducts(unittest.TestCase):
                 assert_matches(got, np.asarray(want), rtol=1e-12, atol=1e-12)
         with self.assertRaises(ValueError):
             dyn.einsum("ij,jk->ik", dyn.ones(2, 2))
-        with self.assertRaises(NotImplementedError):
-            dyn.einsum("...ij->...ji", dyn.ones(2, 2))
+        # '...' as numpy writes it (more cases against PyTorch 2.15 in test_functional_reference.py)
+        a = np.arange(24.0).reshape(2, 3, 4)
+        assert_matches(dyn.einsum("...ij->...ji", dyn.tensor(a)), np.einsum("...ij->...ji", a))
+        assert_matches(dyn.einsum("...ij,jk->...ik", dyn.tensor(a), dyn.tensor(a[0].T.copy())),
+                       np.einsum("...ij,jk->...ik", a, a[0].T))
+        with self.assertRaisesRegex(RuntimeError, "more than one '...'"):
+            dyn.einsum("......", dyn.ones(2, 2))
 
 
 class TestCreation(unittest.TestCase):

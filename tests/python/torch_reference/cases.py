@@ -72,6 +72,14 @@ def cases(torch):
     rec("index_none_i_j", g[None, i, j])
     rec("index_lists", g[[0, 1], [2, 0]])
     rec("index_three", g[i, j, j])
+    # einsum with '...': right-aligned, broadcast, summed when not in the output
+    e1, e2, e3 = torch.arange(24.).reshape(2, 3, 4), torch.arange(20.).reshape(4, 5), torch.arange(40.).reshape(2, 4, 5)
+    for k, (eq, ops) in enumerate([("...ij,jk->...ik", (e1, e2)), ("...ij,...jk->...ik", (e1, e3)),
+                                   ("...ij,jk", (e1, e2)), ("i...,i...->...", (e1, e1)),
+                                   ("...ii->...i", (torch.arange(18.).reshape(2, 3, 3),)), ("b...,b...->b", (e1, e1)),
+                                   ("...ij,...jk->...ik", (torch.ones(1, 3, 4), e3)), ("ij...->ji...", (e1,)),
+                                   ("...ij,jk->ik", (e1, e2))]):
+        rec(f"einsum_{k}", torch.einsum(eq, *ops))
     return r
 
 
