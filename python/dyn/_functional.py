@@ -349,3 +349,61 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p == 2:
         return (diff * diff).sum(-1).sqrt()
     return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def _nonzero(t):
+    import dyn  # the package's nonzero (a graph break: its size is the data's)
+
+    return dyn.nonzero(t)
+
+
+def _index_positions(self, indices):
+    """(k, linear index over the first k dims, broadcast index shape) of k int64 index tensors
+    (bool masks become their positions); each checked against its dim's size."""
+    idx = []
+    for t in indices:
+        t = t if isinstance(t, Tensor) else _dyn.tensor(t)
+        if t.dtype == _dyn.bool:
+            idx.extend(_nonzero(t).unbind(1))
+        elif t.dtype != _dyn.int64:
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors")
+        else:
+            idx.append(t)
+    k = len(idx)
+    if k > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got {k})")
+    shape = broadcast_shapes(*(t.shape for t in idx))
+    lin = None
+    for d, t in enumerate(idx):
+        n = self.shape[d]
+        if t.numel() and (builtins.bool((t < -n).any()) or builtins.bool((t >= n).any())):
+            bad = t[(t < -n) | (t >= n)].reshape(-1)[0].item()
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        t = _dyn.where(t < 0, t + n, t).expand(*shape)
+        lin = t if lin is None else lin * n + t
+    return k, lin, shape
+
+
+@method(function=False)
+def index_put_(self, indices, values, accumulate=False):
+    """self[indices] = values, or += with accumulate=True (repeated positions add up)."""
+    indices = tuple(indices)
+    if not accumulate:
+        self[indices if len(indices) != 1 else indices[0]] = values
+        return self
+    k, lin, shape = _index_positions(self, indices)
+    rest = tuple(self.shape[k:])
+    if not isinstance(values, Tensor):
+        values = _dyn.tensor(values, dtype=self.dtype)
+    src = values.expand(*(tuple(shape) + rest)).reshape(-1, *rest)
+    base = self if self.is_contiguous() else self.contiguous()
+    flat = base.view(-1, *rest)
+    flat.index_add_(0, lin.reshape(-1), src.to(self.dtype))
+    if base is not self:
+        self.copy_(base)
+    return self
+
+
+@method
+def index_put(input, indices, values, accumulate=False):
+    return input.clone().index_put_(indices, values, accumulate)

@@ -564,6 +564,8 @@ def _random_methods():
 
 
 _dyn._add_tensor_methods(_random_methods())
+# Tensor.nonzero / argwhere, as torch.Tensor's
+_dyn._add_tensor_methods({"nonzero": nonzero, "argwhere": argwhere})
 
 __all__ = [
     "device", "Generator", "linspace", "logspace", "eye", "randperm", "multinomial", "bernoulli", "normal",

@@ -291,6 +291,36 @@ class TestSeveralTensorIndices(unittest.TestCase):
         self.assertTrue(dyn.equal(f(y, 3), one_hot(y, 3)))
 
 
+class TestIndexPut(unittest.TestCase):
+    """index_put_ / index_put, with accumulate: values recorded from PyTorch 2.15."""
+
+    def test_accumulate_and_replace(self):
+        x = dyn.zeros(3, 4)
+        x.index_put_((dyn.tensor([0, 2, 0]), dyn.tensor([1, 3, 1])), dyn.tensor([1.0, 2.0, 3.0]), accumulate=True)
+        self.assertEqual(x.tolist(), [[0.0, 4.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]])
+        y = dyn.zeros(3, 2)
+        self.assertIs(y.index_put_((dyn.tensor([0, 0, 2]),), dyn.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+                                   accumulate=True), y)
+        self.assertEqual(y.tolist(), [[4.0, 6.0], [0.0, 0.0], [5.0, 6.0]])
+        z = dyn.zeros(4)
+        self.assertEqual(z.index_put((dyn.tensor([1, 1, -1]),), dyn.tensor(2.0), accumulate=True).tolist(),
+                         [0.0, 4.0, 0.0, 2.0])
+        self.assertEqual(z.tolist(), [0.0] * 4)
+        w = dyn.zeros(2, 3)
+        w.index_put_((dyn.tensor([1]), dyn.tensor([2])), dyn.tensor(5.0))
+        self.assertEqual(w.tolist(), [[0.0, 0.0, 0.0], [0.0, 0.0, 5.0]])
+        t = dyn.zeros(3, 3).t()  # not contiguous: written back
+        t.index_put_((dyn.tensor([0, 0]), dyn.tensor([2, 2])), dyn.tensor([1.0, 1.0]), accumulate=True)
+        self.assertEqual(t.tolist(), [[0.0, 0.0, 2.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        m = dyn.zeros(2, 2)
+        m.index_put_((dyn.tensor([[True, False], [False, True]]),), dyn.tensor(3.0), accumulate=True)
+        self.assertEqual(m.tolist(), [[3.0, 0.0], [0.0, 3.0]])
+        with self.assertRaisesRegex(IndexError, "index 2 is out of bounds for dimension 0 with size 2"):
+            dyn.zeros(2).index_put_((dyn.tensor([2]),), dyn.tensor(1.0), accumulate=True)
+        n = dyn.tensor([[0, 1], [2, 0]])
+        self.assertEqual((n.nonzero().tolist(), n.argwhere().tolist()), ([[0, 1], [1, 0]], [[0, 1], [1, 0]]))
+
+
 class TestSetitem(unittest.TestCase):
     def test_setitem_basic(self):
         r = rng(7)
