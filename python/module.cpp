@@ -466,6 +466,7 @@ PyMODINIT_FUNC PyInit__dyn() {
   PyModule_AddObject(m, "max_return_type", reinterpret_cast<PyObject*>(MaxReturnType));
   if (!init_tensor_type(m)) return nullptr;
   if (!init_capture(m)) return nullptr;
+  if (!init_lift(m)) return nullptr;
   if (!init_compat(m)) return nullptr;
   PyModule_AddStringConstant(m, "__version__", "0.1.0");
   return m;

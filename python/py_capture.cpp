@@ -134,6 +134,10 @@ PyObject* state_entries(PyObject* self, void*) {
   return PyLong_FromLong(reinterpret_cast<PyCompiledState*>(self)->fn->num_entries());
 }
 
+PyObject* state_lifted_hits(PyObject* self, void*) {
+  return PyLong_FromLongLong(reinterpret_cast<PyCompiledState*>(self)->fn->lifted_hits);
+}
+
 PyObject* state_fallen_back(PyObject* self, void*) {
   return PyBool_FromLong(reinterpret_cast<PyCompiledState*>(self)->fn->fallen_back());
 }
@@ -142,6 +146,7 @@ PyGetSetDef state_getset[] = {
     {"fallen_back", state_fallen_back, nullptr, "whether cache_limit was reached (the function runs eagerly)", nullptr},
     {"name", state_name, nullptr, "the function's name in graph ids", nullptr},
     {"calls", state_calls, nullptr, "calls so far", nullptr},
+    {"lifted_hits", state_lifted_hits, nullptr, "calls tier 2 served without running the body", nullptr},
     {"entries", state_entries, nullptr, "distinct traces (cache entries) so far", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -648,6 +653,11 @@ PyMethodDef capture_functions[] = {
 };
 
 }  // namespace
+
+std::shared_ptr<CompiledFunction> compiled_state_fn(PyObject* o) {
+  if (!o || Py_TYPE(o) != &CompiledStateType) return nullptr;
+  return reinterpret_cast<PyCompiledState*>(o)->fn;
+}
 
 bool is_library_file(const char* filename) {
   return filename && ((!g_package_dir.empty() && std::string(filename).rfind(g_package_dir, 0) == 0) ||

@@ -4,10 +4,15 @@
 #include <Python.h>
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/tensor.h"
+
+namespace dyn {
+class CompiledFunction;
+}
 
 namespace dyn::py {
 
@@ -35,6 +40,9 @@ bool init_compat(PyObject* module);
 extern PyObject* GraphBreakError;
 // Whether a code file belongs to the dyn package (its frames are not the user's).
 bool is_library_file(const char* filename);
+bool init_lift(PyObject* module);
+// The engine state behind a dyn._CompiledState, or null for anything else.
+std::shared_ptr<CompiledFunction> compiled_state_fn(PyObject* o);
 
 inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == &TensorType || PyType_IsSubtype(Py_TYPE(o), &TensorType); }
 inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->t; }

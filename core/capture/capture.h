@@ -92,6 +92,7 @@ struct Entry {
   DType default_dtype = DType::Float32;  // global state the trace depends on
   bool grad_enabled = true;
   int64_t hits = 0;
+  int64_t lifted_hits = 0;  // of hits: served by tier 2, without running the body
 };
 
 // The engine's state of one dyn.compile'd function: its options and its cache entries.
@@ -124,14 +125,20 @@ class CompiledFunction {
   // Recompiles logged for this function, those a raising call took back excepted: views count
   // them here, not in the event history, which keeps only the newest events.
   int64_t recompiles = 0;
+  int64_t lifted_hits = 0;                          // calls tier 2 served (without running the body)
   std::map<std::string, int64_t> recompile_causes;  // cause key (cause_of) -> the recompiles it made
   // How many functions were compiled before this one from the same definition (dyn.compile in a
   // loop re-creates the function, and with it every trace).
   int recreated = 0;
   std::string defined_at;
+  // The entry that served the last call that ended (recorded or replayed), -1: none; and what
+  // that call patched into its graph (its floats), for lifting it (core/capture/lift.h).
+  int last_entry = -1;
+  NodePatches last_patches;
 
  private:
   friend class Capture;
+  friend class LiftedPlan;
   CompileOptions opts_;
   std::vector<Entry> entries_;
   bool fallback_ = false;
@@ -235,6 +242,11 @@ class Capture {
   // Some op recorded in the current segment reads this memory (numpy() must run them first).
   bool reads_storage(const Storage* s) const;
   const CompiledFunction& function() const { return *fn_; }
+  // For lifting (tier 2), before the region ends: the graph inputs of the current segment, by
+  // value id, and the value id of each tensor in outs (-1: not a pending value of it). False
+  // after a graph break (only a one-segment trace is lifted).
+  bool lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<int, Tensor>>* inputs,
+                     std::vector<int>* out_ids);
   // Another handle to a lazy tensor's pending value, without its history (autograd's saved values).
   Tensor alias_lazy(const Tensor& t);
 

@@ -64,7 +64,7 @@ void CaptureLog::set_event_limit(size_t limit) {
 void CaptureLog::add_coalesced(Event e) {
   if (!events_.empty()) {
     Event& last = events_.back();
-    if (last.kind == e.kind && last.fn == e.fn && last.entry == e.entry) {
+    if (last.kind == e.kind && last.fn == e.fn && last.entry == e.entry && last.details == e.details) {
       last.count++;
       if (listener_) listener_(last, listener_ctx_);  // --events writes every hit, with its count
       return;

@@ -71,7 +71,8 @@ struct GraphRecord {
 };
 
 struct Counters {
-  int64_t calls = 0, cache_hits = 0, compiles = 0, recompiles = 0, graph_breaks = 0, guard_failures = 0, fallbacks = 0;
+  int64_t calls = 0, cache_hits = 0, lifted_hits = 0, compiles = 0, recompiles = 0, graph_breaks = 0,
+          guard_failures = 0, fallbacks = 0;
   double trace_s = 0, replay_s = 0, compile_s = 0, execute_s = 0;
   double paused_s = 0;  // stopped at breakpoints (counted in none of the above)
 };

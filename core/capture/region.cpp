@@ -150,10 +150,12 @@ void Capture::close(Capture* c) {
 void Capture::end() {
   Capture* c = active_;
   CaptureLog& log = CaptureLog::get();
+  c->fn_->last_entry = -1;
   try {
     if (c->replaying()) c->replay_sync(true, BreakKind::ExplicitSync, SourceStack{}, Observation{});
     if (c->replaying()) {
       int e = c->candidates_.front();
+      c->fn_->last_entry = e;
       c->fn_->entries_[e].hits++;
       for (const std::string& id : c->fn_->entries_[e].graph_ids)
         if (GraphRecord* r = log.find_graph(id)) r->calls++;
@@ -163,6 +165,7 @@ void Capture::end() {
     } else {
       c->run_segment(true, nullptr, nullptr);
       c->register_entry();
+      if (c->new_entry_ >= 0 && c->new_entry_ + 1 == c->fn_->num_entries()) c->fn_->last_entry = c->new_entry_;
     }
   } catch (...) {
     c->discard_results();
@@ -188,6 +191,25 @@ void Capture::abort() {
   }
   for (const std::string& id : c->new_graph_ids_) CaptureLog::get().remove_graph(id);
   close(c);
+}
+
+bool Capture::lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<int, Tensor>>* inputs,
+                            std::vector<int>* out_ids) {
+  if (segment_index_ != 0) return false;
+  inputs->clear();
+  out_ids->clear();
+  if (replaying()) {
+    const Graph& g = cached_segment().graph;
+    for (size_t v = 0; v < bound_.size() && v < g.values.size(); ++v)
+      if (bound_[v].defined() && g.values[v].producer < 0) inputs->emplace_back(static_cast<int>(v), bound_[v]);
+    fn_->last_patches = patches_;
+  } else {
+    for (const auto& [impl, v] : inputs_) inputs->emplace_back(v, seg_.values[v].input());
+    fn_->last_patches.clear();
+  }
+  std::sort(inputs->begin(), inputs->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const Tensor& t : outs) out_ids->push_back(t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1);
+  return true;
 }
 
 void Capture::note_grad_change(const TensorImpl* leaf, std::function<void()> restore) {

@@ -3,9 +3,13 @@ import functools
 import weakref
 import warnings
 import inspect
+import os
 import sys
+import time
 
 import _dyn
+
+from . import _lift
 
 _BACKENDS = ("default", "eager")
 _names_in_use = {}
@@ -47,7 +51,8 @@ def forget_definitions():
 class CompiledFunction:
     """A function (or nn.Module) compiled with dyn.compile. Call it like the original."""
 
-    def __init__(self, fn, *, fullgraph, cache_limit, backend, name, dynamic=None, _count=True):
+    def __init__(self, fn, *, fullgraph, cache_limit, backend, name, dynamic=None, lift=None, verify=False,
+                 _count=True):
         from . import nn
 
         if isinstance(fn, CompiledFunction):
@@ -91,6 +96,19 @@ class CompiledFunction:
             self._arg_names = ()
         self.fullgraph = fullgraph
         self.cache_limit = cache_limit
+        if lift is not None and not isinstance(lift, bool) or not isinstance(verify, bool):
+            raise TypeError("dyn.compile: lift must be None or a bool, verify a bool")
+        # Tier 2 (trace once, dyn/_lift.py): entries served without running the body. Opt-in while
+        # it is young: lift=True, or DYN_LIFT=1 for every function; DYN_LIFT=0 turns it off.
+        env = os.environ.get("DYN_LIFT", "")
+        self._verify = verify or os.environ.get("DYN_VERIFY_LIFT", "0") not in ("", "0")
+        self._lift_on = env != "0" and (lift if lift is not None else env not in ("", "0") or self._verify)
+        self._lifts = []  # newest first
+        self._why_python = {}  # entry -> (reason, where): why it stays on tier 1
+        self._lift_budget = cache_limit + 4  # traced calls that may end without a new lift
+        self._lift_seconds = 0.0
+        self._verified = 0
+        self._verifying = False
         self.backend = backend
         self.dynamic = dynamic
         if self._module is None:
@@ -107,15 +125,35 @@ class CompiledFunction:
         return self._state.name
 
     def __call__(self, *args, **kwargs):
+        if self._lifts and not self._verifying and not _dyn._capture_active():
+            for lift in self._lifts:
+                r = lift.fn(args, kwargs)
+                if r is not _lift._MISS:
+                    lift.hits += 1
+                    if self._verify:
+                        self._verify_hit(lift, r, args, kwargs)
+                    return r
+        trace = self._lift_on and self._lift_budget > 0 and not self._verifying
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
         # Names of what enters the graph are looked up only when a call records (dyn/_sources.py).
         outer = _dyn._capture_active()
+        tracer = None
         try:
             if not _dyn._region_begin(self._state, args, kwargs, self):
                 # Inside another region (inlined into its trace), or fallen back to eager.
                 return run(*args, **kwargs)
-            result = run(*args, **kwargs)
+            if trace:
+                t0 = time.perf_counter()
+                tracer = _lift.Tracer(self)
+                result = tracer.run(run, None, args, kwargs)
+                snapshot = outs = None
+                if tracer.refused is None:
+                    outs = _lift.result_tensors(result)
+                    snapshot = _dyn._lift_snapshot(outs, [t for t, _ in tracer.tensor_srcs.values()])
+                seconds = time.perf_counter() - t0
+            else:
+                result = run(*args, **kwargs)
             _dyn._region_end()
         except BaseException:
             # CPython raises a pending Ctrl-C as soon as a C function returns: right after
@@ -125,7 +163,49 @@ class CompiledFunction:
             if not outer:
                 _dyn._region_abort()
             raise
+        if tracer is not None:
+            self._after_trace(tracer, result, outs, snapshot, seconds)
         return result
+
+    def _after_trace(self, tracer, result, outs, snapshot, seconds):
+        entry = _dyn._last_entry(self._state)
+        t0 = time.perf_counter()
+        try:
+            if tracer.refused is not None:
+                raise tracer.refused
+            if entry < 0:
+                raise _lift.Refused("the call was not served by a cache entry")
+            lift = _lift.make_lift(self, tracer, result, outs, snapshot, seconds)
+        except _lift.Refused as r:
+            self._lift_budget -= 1
+            if entry >= 0:
+                self._why_python[entry] = (r.reason, r.where)
+            return
+        finally:
+            tracer.tensor_srcs.clear()
+            self._lift_seconds += seconds + time.perf_counter() - t0
+        self._why_python.pop(entry, None)
+        lift.seconds += time.perf_counter() - t0
+        self._lifts.insert(0, lift)
+        del self._lifts[8:]
+
+    def _verify_hit(self, lift, r, args, kwargs):
+        """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit."""
+        self._verifying = True
+        try:
+            expected = self(*args, **kwargs)
+        finally:
+            self._verifying = False
+        problem = _lift.compare(r, expected)
+        self._verified += 1
+        if problem:
+            raise LiftMismatch(f"dyn.compile(verify=True): '{self.name}' entry {lift.entry} served without its body "
+                               f"gave {problem}; the body gives otherwise. The lifted guards were:\n  " +
+                               "\n  ".join(t for t, _ in lift.guard_lines()))
+
+    def why_python(self):
+        """For each cache entry left on tier 1 (the body runs at each call): (entry, reason, where)."""
+        return [(e, r, w) for e, (r, w) in sorted(self._why_python.items())]
 
     # A compiled module behaves like the module (PyTorch's OptimizedModule): its attributes,
     # parameters, state_dict, train()/eval() are the original's.
@@ -211,6 +291,10 @@ def _warn_once(msg):
         warnings.warn(msg, stacklevel=3)
 
 
+class LiftMismatch(RuntimeError):
+    """verify=True found a call whose lifted result differs from the body's: a bug in dyn."""
+
+
 class InvalidBackend(RuntimeError):
     """An unknown backend= name, raised by dyn.compile / torch.compile before anything is compiled
     (as torch._dynamo.exc.InvalidBackend)."""
@@ -242,13 +326,18 @@ def _torch_backend(backend):
 
 
 def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="default", mode=None, options=None,
-            disable=False, name=None):
+            disable=False, name=None, lift=None, verify=False):
     """Compile fn: calls trace its ops lazily into graphs, cut at graph breaks, and run them.
 
     Use as @dyn.compile, @dyn.compile(fullgraph=True) or dyn.compile(fn) / dyn.compile(module).
     torch.compile's arguments are accepted: backend names of PyTorch and torch_xla ('inductor',
     'openxla', ...) use dyn's backend; mode and options are noted, not tuned for; disable=True
     returns fn itself.
+
+    lift=True (or DYN_LIFT=1) serves cache entries without running the body (tier 2, trace
+    once) where a one-time analysis of the body shows that is exact; why_python() says why an
+    entry stays on tier 1. verify=True (or DYN_VERIFY_LIFT=1) runs the body too and raises
+    LiftMismatch if the results differ.
     """
     backend = _torch_backend(backend)
     if mode not in _MODES:
@@ -262,7 +351,7 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, cache_limit=8, backend="d
         if disable:
             return f
         return CompiledFunction(f, fullgraph=fullgraph, cache_limit=cache_limit, backend=backend, name=name,
-                                dynamic=dynamic)
+                                dynamic=dynamic, lift=lift, verify=verify)
 
     return make if fn is None else make(fn)
 

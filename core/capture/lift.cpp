@@ -1,0 +1,170 @@
+// Tier 2: running a lifted entry's graph without the body (see lift.h).
+#include "core/capture/lift.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/grad_mode.h"
+#include "core/ops/registry.h"
+
+namespace dyn {
+
+std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> fn, std::vector<int> inputs,
+                                             std::vector<int> outputs, std::string* refusal) {
+  int e = fn->last_entry;
+  if (e < 0 || e >= fn->num_entries()) {
+    *refusal = "the call was not served by a cache entry";
+    return nullptr;
+  }
+  const Entry& entry = fn->entries()[e];
+  // A trace that returns right after a break ends in an empty segment: still more than one.
+  if (entry.segments.size() != 1) {
+    *refusal = fmt::format("the trace has {} graphs (a graph break): Python runs between them", entry.segments.size());
+    return nullptr;
+  }
+  const std::shared_ptr<Segment>& seg = entry.segments[0];
+  const Graph& g = seg->graph;
+  if (g.dynamic || !entry.symbols.empty()) {
+    *refusal = "the graph has dynamic sizes: tier 2 binds static shapes only";
+    return nullptr;
+  }
+  std::vector<bool> is_input(g.values.size(), false);
+  for (int v : inputs) {
+    if (v < 0 || v >= static_cast<int>(g.values.size()) || g.values[v].producer >= 0) {
+      *refusal = fmt::format("internal: %{} is not an input of the graph", v);
+      return nullptr;
+    }
+    is_input[v] = true;
+  }
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].producer < 0 && !is_input[v]) {
+      *refusal = fmt::format("input %{} of the graph has no source Python could fetch it from", v);
+      return nullptr;
+    }
+  for (const Node& n : g.nodes) {
+    if (op_def(n.op).cls == OpClass::Random) {
+      *refusal = fmt::format("{} at {} draws random numbers: tier 2 does not advance the generator yet", op_name(n.op),
+                             n.where.str());
+      return nullptr;
+    }
+    if (n.target >= 0 && g.values[root_of(g, n.target)].producer < 0) {
+      *refusal = fmt::format("{}_ at {} writes into a tensor from outside the call: tier 2 does not replay writes yet",
+                             op_name(n.op), n.where.str());
+      return nullptr;
+    }
+  }
+  for (int v : outputs) {
+    if (v < 0 || v >= static_cast<int>(g.values.size())) {
+      *refusal = fmt::format("internal: %{} is not a value of the graph", v);
+      return nullptr;
+    }
+    if (entry.grad_enabled && g.values[v].requires_grad) {
+      const Value& val = g.values[v];
+      *refusal = fmt::format(
+          "the result{} requires grad: autograd needs its history, which only running the body builds (under "
+          "dyn.no_grad() the entry can be lifted)",
+          val.producer >= 0
+              ? " of " + std::string(op_name(g.nodes[val.producer].op)) + " at " + g.nodes[val.producer].where.str()
+              : "");
+      return nullptr;
+    }
+  }
+  auto lp = std::make_shared<LiftedPlan>();
+  lp->fn_ = fn;
+  lp->entry_ = e;
+  lp->seg_ = seg;
+  lp->patches_ = fn->last_patches;
+  lp->default_dtype_ = entry.default_dtype;
+  lp->grad_enabled_ = entry.grad_enabled;
+  if (seg->plan) {
+    // Planned for the results alone: values only the body kept alive are not computed.
+    Graph h = g;
+    std::vector<int> outs = outputs;
+    std::sort(outs.begin(), outs.end());
+    outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+    h.outputs = outs;
+    bool compiled = false;
+    lp->plan_ = cached_plan(structure_key(h) + "|end", h, &compiled);
+  }
+  lp->inputs_ = std::move(inputs);
+  lp->outputs_ = std::move(outputs);
+  return lp;
+}
+
+bool LiftedPlan::valid() const {
+  return entry_ < fn_->num_entries() && fn_->entries()[entry_].segments.size() == 1 &&
+         fn_->entries()[entry_].segments[0] == seg_ && !fn_->fallen_back();
+}
+
+bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out) {
+  failure_.clear();
+  if (Capture::active() || Capture::paused()) {
+    failure_ = "a compile region is running";
+    return false;
+  }
+  if (!valid()) {
+    failure_ = "the entry is gone";
+    return false;
+  }
+  if (grad_enabled() != grad_enabled_ || default_float_dtype() != default_dtype_) {
+    failure_ = grad_enabled() != grad_enabled_ ? "grad mode changed" : "the default dtype changed";
+    return false;
+  }
+  const Graph& g = seg_->graph;
+  if (in.size() != inputs_.size()) {
+    failure_ = fmt::format("{} inputs where the graph takes {}", in.size(), inputs_.size());
+    return false;
+  }
+  bound_.resize(g.values.size());
+  bool ok = true;
+  GuardFailure f;
+  for (size_t i = 0; i < in.size() && ok; ++i) {
+    const Tensor& t = in[i];
+    if (!value_known(t)) {
+      failure_ = fmt::format("input {} is pending in a graph", i);
+      ok = false;
+    } else if (!check_tensor_input(g.values[inputs_[i]], t, &f)) {
+      failure_ = f.what + ": expected " + f.expected + ", got " + f.actual;
+      ok = false;
+    } else {
+      bound_[inputs_[i]] = t;
+    }
+  }
+  if (ok) {
+    CaptureLog& log = CaptureLog::get();
+    double t0 = log.now();
+    try {
+      EagerScope eager;
+      execute(g, plan_.get(), RunInputs{&bound_, patches_.empty() ? nullptr : &patches_, nullptr, nullptr}, &slots_);
+    } catch (...) {
+      std::fill(bound_.begin(), bound_.end(), Tensor());
+      slots_.clear();
+      throw;
+    }
+    log.counters().execute_s += log.now() - t0;
+    out->clear();
+    for (int v : outputs_) out->push_back(slots_[v]);
+    slots_.clear();
+    Entry& entry = fn_->entries_[entry_];
+    entry.hits++;
+    entry.lifted_hits++;
+    fn_->calls++;
+    fn_->lifted_hits++;
+    log.counters().calls++;
+    log.counters().cache_hits++;
+    log.counters().lifted_hits++;
+    for (const std::string& id : entry.graph_ids)
+      if (GraphRecord* r = log.find_graph(id)) r->calls++;
+    Event hit;
+    hit.kind = EventKind::CacheHit;
+    hit.fn = fn_->name();
+    hit.entry = entry_;
+    hit.details = "lifted";
+    log.add_coalesced(std::move(hit));
+  }
+  std::fill(bound_.begin(), bound_.end(), Tensor());
+  return ok;
+}
+
+}  // namespace dyn

@@ -1,0 +1,44 @@
+// Tier 2 of the cache (trace once): a cache entry served without running the function's body.
+// The Python side (dyn/_lift.py) decides whether an entry can be lifted and checks its Python
+// guards; the engine checks the tensor guards and global state, and runs the entry's graph on
+// the inputs Python fetched. See DESIGN.md, "Guards, cache, recompiles".
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/capture/capture.h"
+
+namespace dyn {
+
+class LiftedPlan {
+ public:
+  // The entry fn's last call was served by (CompiledFunction::last_entry), run with `inputs`
+  // (graph value ids, in the order run() takes them) and giving `outputs` (value ids). Null, with
+  // the reason in *refusal, when the graph is one tier 2 cannot run yet.
+  static std::shared_ptr<LiftedPlan> make(std::shared_ptr<CompiledFunction> fn, std::vector<int> inputs,
+                                          std::vector<int> outputs, std::string* refusal);
+  // Runs the graph when every tensor guard and global-state guard holds; false (nothing ran, no
+  // count changed) when one fails: the call then goes to tier 1.
+  bool run(std::span<const Tensor> in, std::vector<Tensor>* out);
+  // The guard that failed at the last run() that returned false, as one line.
+  const std::string& last_failure() const { return failure_; }
+  int entry() const { return entry_; }
+  // The entry still exists (a reset or a new function state drops it).
+  bool valid() const;
+
+ private:
+  std::shared_ptr<CompiledFunction> fn_;
+  int entry_ = -1;
+  std::shared_ptr<Segment> seg_;
+  std::shared_ptr<Plan> plan_;
+  std::vector<int> inputs_, outputs_;
+  NodePatches patches_;
+  DType default_dtype_ = DType::Float32;
+  bool grad_enabled_ = true;
+  std::string failure_;
+  std::vector<Tensor> bound_, slots_;  // reused between runs: a hit allocates no vector
+};
+
+}  // namespace dyn

@@ -1,0 +1,192 @@
+// The binding of tier 2 (trace once): what dyn/_lift.py needs from the engine to lift an entry
+// and to serve a call with it.
+#include <fmt/format.h>
+
+#include "core/capture/lift.h"
+#include "python/py_common.h"
+
+namespace dyn::py {
+
+PyObject* frame_value_stack(PyObject* frame);
+
+namespace {
+
+struct PyLiftedPlan {
+  PyObject_HEAD std::shared_ptr<LiftedPlan> plan;
+  std::vector<Tensor> in, out;  // reused between calls
+};
+
+void lifted_dealloc(PyObject* self) {
+  auto* p = reinterpret_cast<PyLiftedPlan*>(self);
+  p->plan.~shared_ptr();
+  p->in.~vector();
+  p->out.~vector();
+  Py_TYPE(self)->tp_free(self);
+}
+
+// plan(inputs): a tuple of the results, or None (nothing ran) when a tensor or global-state guard
+// fails; the call then goes to tier 1.
+PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
+  auto* p = reinterpret_cast<PyLiftedPlan*>(self);
+  PyObject* seq = nullptr;
+  if (kw || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 1 || !PyTuple_Check(seq = PyTuple_GET_ITEM(args, 0))) {
+    PyErr_SetString(PyExc_TypeError, "a lifted plan takes one tuple of tensors");
+    return nullptr;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  p->in.clear();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* o = PyTuple_GET_ITEM(seq, i);
+    if (!is_tensor(o)) {
+      p->in.clear();
+      Py_RETURN_NONE;  // a source that held a tensor holds something else now
+    }
+    p->in.push_back(unwrap(o));
+  }
+  bool ran = p->plan->run(p->in, &p->out);
+  p->in.clear();
+  if (!ran) Py_RETURN_NONE;
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
+  if (!tuple) return nullptr;
+  for (size_t i = 0; i < p->out.size(); ++i) {
+    PyObject* w = wrap(std::move(p->out[i]));
+    if (!w) {
+      Py_DECREF(tuple);
+      p->out.clear();
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), w);
+  }
+  p->out.clear();
+  return tuple;
+}
+
+PyObject* lifted_call(PyObject* self, PyObject* args, PyObject* kw) {
+  try {
+    return lifted_call_impl(self, args, kw);
+  } catch (...) {
+    return translate_exception();
+  }
+}
+
+PyObject* lifted_entry(PyObject* self, void*) {
+  return PyLong_FromLong(reinterpret_cast<PyLiftedPlan*>(self)->plan->entry());
+}
+PyObject* lifted_failure(PyObject* self, void*) {
+  const std::string& s = reinterpret_cast<PyLiftedPlan*>(self)->plan->last_failure();
+  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+}
+PyObject* lifted_valid(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<PyLiftedPlan*>(self)->plan->valid());
+}
+
+PyGetSetDef lifted_getset[] = {
+    {"entry", lifted_entry, nullptr, "the cache entry this plan serves", nullptr},
+    {"last_failure", lifted_failure, nullptr, "the tensor or global-state guard that failed last", nullptr},
+    {"valid", lifted_valid, nullptr, "whether the entry still exists", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject LiftedPlanType = [] {
+  PyTypeObject t = new_type("dyn._LiftedPlan", sizeof(PyLiftedPlan), lifted_dealloc, Py_TPFLAGS_DEFAULT, nullptr);
+  t.tp_getset = lifted_getset;
+  t.tp_call = lifted_call;
+  return t;
+}();
+
+// _lift_snapshot(outs, sources): before the region ends, (inputs, out_ids): for each graph input
+// of the current segment, (value id, index in sources of the tensor it is, -1 if none), and the
+// value id of each tensor of outs (-1: not pending in this call's graph). None when no region
+// runs or the call broke its graph.
+DYN_FAST(f_lift_snapshot) {
+  PyObject* a[2];
+  parse_args("_lift_snapshot", args, nargs, kw, {"outs", "sources"}, 2, a);
+  Capture* c = Capture::active();
+  if (!c || !PyList_Check(a[0]) || !PyList_Check(a[1])) Py_RETURN_NONE;
+  auto tensors = [](PyObject* list) {
+    std::vector<Tensor> v;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+      PyObject* o = PyList_GET_ITEM(list, i);
+      if (!is_tensor(o)) throw_type_error("_lift_snapshot(): expected lists of tensors");
+      v.push_back(unwrap(o));
+    }
+    return v;
+  };
+  std::vector<Tensor> outs = tensors(a[0]), sources = tensors(a[1]);
+  std::vector<std::pair<int, Tensor>> inputs;
+  std::vector<int> ids;
+  if (!c->lift_snapshot(outs, &inputs, &ids)) Py_RETURN_NONE;
+  PyObject* in = PyList_New(0);
+  for (auto& [v, t] : inputs) {
+    long found = -1;
+    for (size_t i = 0; i < sources.size() && found < 0; ++i)
+      if (sources[i].impl() == t.impl()) found = static_cast<long>(i);
+    PyObject* pair = Py_BuildValue("(il)", v, found);
+    PyList_Append(in, pair);
+    Py_DECREF(pair);
+  }
+  PyObject* out = PyList_New(0);
+  for (int v : ids) {
+    PyObject* x = PyLong_FromLong(v);
+    PyList_Append(out, x);
+    Py_DECREF(x);
+  }
+  return Py_BuildValue("(NN)", in, out);
+}
+
+std::vector<int> int_list_arg(const char* fn, PyObject* o) {
+  std::vector<int> out;
+  if (!PyList_Check(o)) throw_type_error(fmt::format("{}(): expected a list of ints", fn));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i)
+    out.push_back(static_cast<int>(int_arg(fn, "ids", PyList_GET_ITEM(o, i))));
+  return out;
+}
+
+// _lift_plan(state, input_ids, output_ids): a plan that serves the entry the function's last
+// call ended in, or a str saying why the engine cannot serve it without the body.
+DYN_FAST(f_lift_plan) {
+  PyObject* a[3];
+  parse_args("_lift_plan", args, nargs, kw, {"state", "input_ids", "output_ids"}, 3, a);
+  std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
+  if (!fn) throw_type_error("_lift_plan(): expected a compiled function state");
+  std::string why;
+  auto plan = LiftedPlan::make(fn, int_list_arg("_lift_plan", a[1]), int_list_arg("_lift_plan", a[2]), &why);
+  if (!plan) return PyUnicode_FromStringAndSize(why.data(), static_cast<Py_ssize_t>(why.size()));
+  auto* p = PyObject_New(PyLiftedPlan, &LiftedPlanType);
+  if (!p) return nullptr;
+  new (&p->plan) std::shared_ptr<LiftedPlan>(std::move(plan));
+  new (&p->in) std::vector<Tensor>();
+  new (&p->out) std::vector<Tensor>();
+  return reinterpret_cast<PyObject*>(p);
+}
+
+DYN_FAST(f_last_entry) {
+  PyObject* a[1];
+  parse_args("_last_entry", args, nargs, kw, {"state"}, 1, a);
+  std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
+  if (!fn) throw_type_error("_last_entry(): expected a compiled function state");
+  return PyLong_FromLong(fn->last_entry);
+}
+
+DYN_FAST(f_frame_stack) {
+  PyObject* a[1];
+  parse_args("_frame_stack", args, nargs, kw, {"frame"}, 1, a);
+  return frame_value_stack(a[0]);
+}
+
+PyMethodDef lift_functions[] = {
+    DYN_ENTRY("_lift_snapshot", f_lift_snapshot, "a running call's graph inputs and the value ids of tensors"),
+    DYN_ENTRY("_lift_plan", f_lift_plan, "a tier-2 plan for the entry the last call ended in, or why not"),
+    DYN_ENTRY("_last_entry", f_last_entry, "the cache entry that served a function's last call (-1: none)"),
+    DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool init_lift(PyObject* m) {
+  if (PyType_Ready(&LiftedPlanType) < 0) return false;
+  return PyModule_AddFunctions(m, lift_functions) == 0;
+}
+
+}  // namespace dyn::py
