@@ -376,6 +376,19 @@ def _bind(fn, arg_provs, arg_vals, kw_provs):
     return out
 
 
+def _closure_provs(f):
+    """The free variables of f: each a source through its cell (the library's fixed ones constant)."""
+    out = {}
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell
+            out[("free", name)] = Src(Expr("cell", cell))
+            continue
+        out[("free", name)] = CONST if _library(f.__code__) and _trusted_value(v) else Src(Expr("cell", cell))
+    return out
+
+
 def _resolve(callee):
     """(Python function, self or _NULL) that calling callee runs first, or (None, None)."""
     if isinstance(callee, types.FunctionType):
@@ -431,6 +444,7 @@ class Tracer:
         except Refused as r:
             self.refused = r
             return fn(*args, **kwargs)
+        provs.update(_closure_provs(f))
         self.expect = (f.__code__, provs)
         self.root_code = f.__code__
         sys.settrace(self._global)
@@ -1286,11 +1300,8 @@ class Tracer:
             if made is not None and made[0] is f:
                 for name, (cell, cellp) in zip(f.__code__.co_freevars, made[1]):
                     provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
-            elif f.__closure__:
-                for name, cell in zip(f.__code__.co_freevars, f.__closure__):
-                    provs[("free", name)] = (
-                        CONST if _library(f.__code__) and _trusted_value(cell.cell_contents)
-                        else Src(Expr("cell", cell)))
+            else:
+                provs.update(_closure_provs(f))
             self.expect = (f.__code__, provs)
             self.ret_slot = None
 
@@ -1333,6 +1344,11 @@ class Tracer:
             return self._op_call(pos, pos_p, kw, kw_p)
         if callee in _PURE_BUILTINS or module in _PURE_MODULES:
             return self._pure_call(callee, pos, pos_p, kw, kw_p)
+        recv_p = None
+        if owner is None and isinstance(callee, (types.MethodDescriptorType, types.WrapperDescriptorType)) and pos \
+                and isinstance(pos[0], (list, dict, tuple, str, set, frozenset)) and isinstance(
+                    pos[0], callee.__objclass__):
+            owner, recv_p, pos, pos_p = pos[0], pos_p[0], pos[1:], pos_p[1:]  # list.append(lst, x) form
         if isinstance(owner, (list, dict, set)) and getattr(callee, "__name__", "") in _MUTATING:
             p = self.lists.get(id(owner))
             if p is None or p[0] is not owner:
@@ -1342,7 +1358,9 @@ class Tracer:
             for p, v in zip(pos_p, pos):
                 self.use(p, v, f"an argument of {name}")
             if isinstance(owner, dict) and callee.__name__ in ("items", "keys", "values"):
-                op = self.prov_of_container(owner, CONST)
+                if isinstance(recv_p, Src):
+                    return [Src(Expr("mcall", recv_p.e, callee.__name__))]
+                op = self.prov_of_container(owner, recv_p if recv_p is not None else CONST)
                 return [Opaque("a dict view")] if not isinstance(op, Map) else self._dict_view(owner, op,
                                                                                            callee.__name__)
             if isinstance(owner, dict) and callee.__name__ == "get":
