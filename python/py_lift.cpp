@@ -29,10 +29,12 @@ void lifted_dealloc(PyObject* self) {
 PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
   auto* p = reinterpret_cast<PyLiftedPlan*>(self);
   PyObject* seq = nullptr;
-  if (kw || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 1 || !PyTuple_Check(seq = PyTuple_GET_ITEM(args, 0))) {
-    PyErr_SetString(PyExc_TypeError, "a lifted plan takes one tuple of tensors");
+  Py_ssize_t nargs = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0;
+  if (kw || nargs < 1 || nargs > 2 || !PyTuple_Check(seq = PyTuple_GET_ITEM(args, 0))) {
+    PyErr_SetString(PyExc_TypeError, "a lifted plan takes a tuple of tensors (and whether to count the call)");
     return nullptr;
   }
+  bool count = nargs < 2 || PyObject_IsTrue(PyTuple_GET_ITEM(args, 1));
   Py_ssize_t n = PyTuple_GET_SIZE(seq);
   p->in.clear();
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -43,7 +45,7 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
     }
     p->in.push_back(unwrap(o));
   }
-  bool ran = p->plan->run(p->in, &p->out);
+  bool ran = p->plan->run(p->in, &p->out, count);
   p->in.clear();
   if (!ran) Py_RETURN_NONE;
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
@@ -94,10 +96,10 @@ PyTypeObject LiftedPlanType = [] {
   return t;
 }();
 
-// _lift_snapshot(outs, sources): before the region ends, (inputs, out_ids): for each graph input
-// of the current segment, (value id, index in sources of the tensor it is, -1 if none), and the
-// value id of each tensor of outs (-1: not pending in this call's graph). None when no region
-// runs or the call broke its graph.
+// _lift_snapshot(outs, sources): before the region ends, (of_sources, out_ids, input_ids): the
+// graph input each source is (below), the value id of each tensor of outs (-1: not pending in this
+// call's graph) and the value ids of the current segment's graph inputs. None when no region runs
+// or the call broke its graph.
 DYN_FAST(f_lift_snapshot) {
   PyObject* a[2];
   parse_args("_lift_snapshot", args, nargs, kw, {"outs", "sources"}, 2, a);
@@ -116,14 +118,27 @@ DYN_FAST(f_lift_snapshot) {
   std::vector<std::pair<int, Tensor>> inputs;
   std::vector<int> ids;
   if (!c->lift_snapshot(outs, &inputs, &ids)) Py_RETURN_NONE;
+  // For each source: the graph input it is (its value id), -1 if none; -2 if it is none but shares
+  // an input's memory (the trace reads it as a view of that input).
   PyObject* in = PyList_New(0);
+  for (const Tensor& src : sources) {
+    long vid = -1;
+    for (auto& [v, t] : inputs) {
+      if (t.impl() == src.impl()) {
+        vid = v;
+        break;
+      }
+      if (vid == -1 && t.storage() && t.storage() == src.storage()) vid = -2;
+    }
+    PyObject* x = PyLong_FromLong(vid);
+    PyList_Append(in, x);
+    Py_DECREF(x);
+  }
+  PyObject* ids_of_inputs = PyList_New(0);
   for (auto& [v, t] : inputs) {
-    long found = -1;
-    for (size_t i = 0; i < sources.size() && found < 0; ++i)
-      if (sources[i].impl() == t.impl()) found = static_cast<long>(i);
-    PyObject* pair = Py_BuildValue("(il)", v, found);
-    PyList_Append(in, pair);
-    Py_DECREF(pair);
+    PyObject* x = PyLong_FromLong(v);
+    PyList_Append(ids_of_inputs, x);
+    Py_DECREF(x);
   }
   PyObject* out = PyList_New(0);
   for (int v : ids) {
@@ -131,7 +146,7 @@ DYN_FAST(f_lift_snapshot) {
     PyList_Append(out, x);
     Py_DECREF(x);
   }
-  return Py_BuildValue("(NN)", in, out);
+  return Py_BuildValue("(NNN)", in, out, ids_of_inputs);
 }
 
 std::vector<int> int_list_arg(const char* fn, PyObject* o) {

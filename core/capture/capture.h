@@ -135,6 +135,9 @@ class CompiledFunction {
   // that call patched into its graph (its floats), for lifting it (core/capture/lift.h).
   int last_entry = -1;
   NodePatches last_patches;
+  // and, per graph input of that call (by value id), the value id of the first input that
+  // shares its memory (itself when none does): a lifted call must alias its inputs the same way.
+  std::map<int, int> last_shares;
 
  private:
   friend class Capture;

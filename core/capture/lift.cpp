@@ -77,8 +77,12 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
   lp->patches_ = fn->last_patches;
   lp->default_dtype_ = entry.default_dtype;
   lp->grad_enabled_ = entry.grad_enabled;
-  if (seg->plan) {
-    // Planned for the results alone: values only the body kept alive are not computed.
+  bool covered = std::all_of(outputs.begin(), outputs.end(), [&](int v) {
+    return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+  });
+  if (seg->plan && covered) {
+    lp->plan_ = seg->plan;  // the plan the recording call ran: :profile counts its runs as one
+  } else if (seg->plan) {
     Graph h = g;
     std::vector<int> outs = outputs;
     std::sort(outs.begin(), outs.end());
@@ -86,6 +90,15 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     h.outputs = outs;
     bool compiled = false;
     lp->plan_ = cached_plan(structure_key(h) + "|end", h, &compiled);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    int dup =
+        static_cast<int>(std::find(inputs.begin(), inputs.begin() + static_cast<long>(i), inputs[i]) - inputs.begin());
+    lp->dup_.push_back(dup < static_cast<int>(i) ? dup : -1);
+    auto it = fn->last_shares.find(inputs[i]);
+    int group = it == fn->last_shares.end() ? inputs[i] : it->second;
+    int k = static_cast<int>(std::find(inputs.begin(), inputs.end(), group) - inputs.begin());
+    lp->shares_.push_back(k < static_cast<int>(i) && dup >= static_cast<int>(i) ? k : static_cast<int>(i));
   }
   lp->inputs_ = std::move(inputs);
   lp->outputs_ = std::move(outputs);
@@ -97,7 +110,7 @@ bool LiftedPlan::valid() const {
          fn_->entries()[entry_].segments[0] == seg_ && !fn_->fallen_back();
 }
 
-bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out) {
+bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out, bool count) {
   failure_.clear();
   if (Capture::active() || Capture::paused()) {
     failure_ = "a compile region is running";
@@ -121,6 +134,27 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out) {
   GuardFailure f;
   for (size_t i = 0; i < in.size() && ok; ++i) {
     const Tensor& t = in[i];
+    // Inputs share memory exactly as in the traced call (the aliasing guard of tier 1): one graph
+    // input fetched from two sources is one tensor again, distinct ones are distinct tensors.
+    if (dup_[i] >= 0) {
+      if (in[dup_[i]].impl() != t.impl()) {
+        failure_ = fmt::format("inputs {} and {} are two tensors; the trace had one", dup_[i], i);
+        ok = false;
+        break;
+      }
+      continue;
+    }
+    size_t first = i;
+    for (size_t j = 0; j < i; ++j)
+      if (dup_[j] < 0 && (in[j].impl() == t.impl() || in[j].storage() == t.storage())) {
+        first = j;
+        break;
+      }
+    if (static_cast<int>(first) != shares_[i] || (first != i && in[first].impl() == t.impl())) {
+      failure_ = fmt::format("input {} shares memory unlike in the traced call", i);
+      ok = false;
+      break;
+    }
     if (!value_known(t)) {
       failure_ = fmt::format("input {} is pending in a graph", i);
       ok = false;
@@ -136,16 +170,19 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out) {
     double t0 = log.now();
     try {
       EagerScope eager;
-      execute(g, plan_.get(), RunInputs{&bound_, patches_.empty() ? nullptr : &patches_, nullptr, nullptr}, &slots_);
+      PlanTimes* times = count ? seg_->times->of(plan_, plan_ ? plan_->steps.size() : g.nodes.size()) : nullptr;
+      execute(g, plan_.get(), RunInputs{&bound_, patches_.empty() ? nullptr : &patches_, nullptr, times}, &slots_);
     } catch (...) {
       std::fill(bound_.begin(), bound_.end(), Tensor());
       slots_.clear();
       throw;
     }
-    log.counters().execute_s += log.now() - t0;
     out->clear();
     for (int v : outputs_) out->push_back(slots_[v]);
     slots_.clear();
+    std::fill(bound_.begin(), bound_.end(), Tensor());
+    if (!count) return true;
+    log.counters().execute_s += log.now() - t0;
     Entry& entry = fn_->entries_[entry_];
     entry.hits++;
     entry.lifted_hits++;

@@ -21,7 +21,8 @@ class LiftedPlan {
                                           std::vector<int> outputs, std::string* refusal);
   // Runs the graph when every tensor guard and global-state guard holds; false (nothing ran, no
   // count changed) when one fails: the call then goes to tier 1.
-  bool run(std::span<const Tensor> in, std::vector<Tensor>* out);
+  // count=false (verify mode's shadow run): no counter, hit or event changes.
+  bool run(std::span<const Tensor> in, std::vector<Tensor>* out, bool count = true);
   // The guard that failed at the last run() that returned false, as one line.
   const std::string& last_failure() const { return failure_; }
   int entry() const { return entry_; }
@@ -34,6 +35,9 @@ class LiftedPlan {
   std::shared_ptr<Segment> seg_;
   std::shared_ptr<Plan> plan_;
   std::vector<int> inputs_, outputs_;
+  // Per input (run()'s order): the earlier position of the same graph input (-1: first), and the
+  // position of the first distinct input sharing its memory (itself when none does).
+  std::vector<int> dup_, shares_;
   NodePatches patches_;
   DType default_dtype_ = DType::Float32;
   bool grad_enabled_ = true;

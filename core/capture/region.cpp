@@ -208,6 +208,16 @@ bool Capture::lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<
     fn_->last_patches.clear();
   }
   std::sort(inputs->begin(), inputs->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  fn_->last_shares.clear();
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    int group = (*inputs)[i].first;
+    for (size_t j = 0; j < i; ++j)
+      if ((*inputs)[j].second.storage() == (*inputs)[i].second.storage()) {
+        group = fn_->last_shares[(*inputs)[j].first];
+        break;
+      }
+    fn_->last_shares[(*inputs)[i].first] = group;
+  }
   for (const Tensor& t : outs) out_ids->push_back(t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1);
   return true;
 }

@@ -12,6 +12,11 @@ import _dyn
 from . import _lift
 
 _BACKENDS = ("default", "eager")
+# id(CompiledFunction) -> its lifted entries (dyn/_lift.py), newest first. Not an attribute: a lift
+# holds what its guards compare with (the function's globals, modules), which often hold the
+# compiled function; through an attribute that is a cycle, and a dropped compiled function would
+# live until the garbage collector runs (its name, its graphs and its module with it).
+_LIFTS = {}
 _names_in_use = {}
 
 
@@ -98,12 +103,13 @@ class CompiledFunction:
         self.cache_limit = cache_limit
         if lift is not None and not isinstance(lift, bool) or not isinstance(verify, bool):
             raise TypeError("dyn.compile: lift must be None or a bool, verify a bool")
-        # Tier 2 (trace once, dyn/_lift.py): entries served without running the body. Opt-in while
-        # it is young: lift=True, or DYN_LIFT=1 for every function; DYN_LIFT=0 turns it off.
+        # Tier 2 (trace once, dyn/_lift.py): entries served without running the body; lift=False or
+        # DYN_LIFT=0 keeps tier 1 only (the lazy baseline).
         env = os.environ.get("DYN_LIFT", "")
         self._verify = verify or os.environ.get("DYN_VERIFY_LIFT", "0") not in ("", "0")
-        self._lift_on = env != "0" and (lift if lift is not None else env not in ("", "0") or self._verify)
-        self._lifts = []  # newest first
+        self._lift_on = env != "0" and (lift if lift is not None else True)
+        _LIFTS[id(self)] = []  # newest first; kept outside self (see _LIFTS)
+        weakref.finalize(self, _LIFTS.pop, id(self), None)
         self._why_python = {}  # entry -> (reason, where): why it stays on tier 1
         self._lift_budget = cache_limit + 4  # traced calls that may end without a new lift
         self._lift_seconds = 0.0
@@ -125,13 +131,16 @@ class CompiledFunction:
         return self._state.name
 
     def __call__(self, *args, **kwargs):
-        if self._lifts and not self._verifying and not _dyn._capture_active():
-            for lift in self._lifts:
-                r = lift.fn(args, kwargs)
+        lifts = _LIFTS.get(id(self))
+        if lifts and not self._verifying and not _dyn._capture_active():
+            verify = self._verify
+            root = self._module if self._module is not None else self._fn
+            for lift in lifts:
+                r = lift.fn(args, kwargs, not verify, root)
                 if r is not _lift._MISS:
+                    if verify:  # the body serves the call, as it would without lifting; r is compared
+                        return self._verify_hit(lift, r, args, kwargs)
                     lift.hits += 1
-                    if self._verify:
-                        self._verify_hit(lift, r, args, kwargs)
                     return r
         trace = self._lift_on and self._lift_budget > 0 and not self._verifying
         # A module is called as a module, so its forward hooks run inside the region too.
@@ -145,8 +154,12 @@ class CompiledFunction:
                 return run(*args, **kwargs)
             if trace:
                 t0 = time.perf_counter()
-                tracer = _lift.Tracer(self)
-                result = tracer.run(run, None, args, kwargs)
+                tracer = _lift.Tracer()
+                tracer.start(run, args, kwargs)
+                try:
+                    result = run(*args, **kwargs)
+                finally:
+                    tracer.finish()
                 snapshot = outs = None
                 if tracer.refused is None:
                     outs = _lift.result_tensors(result)
@@ -168,16 +181,19 @@ class CompiledFunction:
         return result
 
     def _after_trace(self, tracer, result, outs, snapshot, seconds):
+        # Each analysis costs a traced call: a function whose lifts keep missing stops being analyzed.
+        self._lift_budget -= 1
         entry = _dyn._last_entry(self._state)
         t0 = time.perf_counter()
         try:
-            if tracer.refused is not None:
-                raise tracer.refused
+            if tracer.refused is not None:  # not raised: its traceback would hold this frame, and self
+                if entry >= 0:
+                    self._why_python[entry] = (tracer.refused.reason, tracer.refused.where)
+                return
             if entry < 0:
                 raise _lift.Refused("the call was not served by a cache entry")
             lift = _lift.make_lift(self, tracer, result, outs, snapshot, seconds)
         except _lift.Refused as r:
-            self._lift_budget -= 1
             if entry >= 0:
                 self._why_python[entry] = (r.reason, r.where)
             return
@@ -186,8 +202,9 @@ class CompiledFunction:
             self._lift_seconds += seconds + time.perf_counter() - t0
         self._why_python.pop(entry, None)
         lift.seconds += time.perf_counter() - t0
-        self._lifts.insert(0, lift)
-        del self._lifts[8:]
+        lifts = _LIFTS[id(self)]
+        lifts.insert(0, lift)
+        del lifts[8:]
 
     def _verify_hit(self, lift, r, args, kwargs):
         """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit."""
@@ -198,10 +215,16 @@ class CompiledFunction:
             self._verifying = False
         problem = _lift.compare(r, expected)
         self._verified += 1
+        lift.verified += 1
         if problem:
             raise LiftMismatch(f"dyn.compile(verify=True): '{self.name}' entry {lift.entry} served without its body "
                                f"gave {problem}; the body gives otherwise. The lifted guards were:\n  " +
                                "\n  ".join(t for t, _ in lift.guard_lines()))
+        return expected
+
+    @property
+    def _lifts(self):
+        return _LIFTS.get(id(self), [])
 
     def why_python(self):
         """For each cache entry left on tier 1 (the body runs at each call): (entry, reason, where)."""

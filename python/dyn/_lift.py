@@ -106,6 +106,27 @@ class Method(Prov):
         self.obj, self.name = obj, name
 
 
+class Super(Prov):
+    """super() in a method: what it finds is fixed by the class of self; bound to self."""
+    __slots__ = ("self_p",)
+
+    def __init__(self, self_p):
+        self.self_p = self_p
+
+
+class Bound(Prov):
+    """A method found through super(), bound to the self of the calling method."""
+    __slots__ = ("func", "self_p")
+
+    def __init__(self, func, self_p):
+        self.func, self.self_p = func, self_p
+
+
+class Decided(Prov):
+    """A callee whose guards are already recorded (PRECALL unpacked its bound method)."""
+    __slots__ = ()
+
+
 class Refused(Exception):
     def __init__(self, reason, where=""):
         super().__init__(reason)
@@ -181,7 +202,11 @@ class Expr:
 
 
 class Codegen:
-    """Python code for expressions, each evaluated once into a temporary, in first-use order."""
+    """Python code for expressions, each evaluated once into a temporary, in first-use order.
+
+    Constants are held weakly where Python allows: a lift is kept while its compiled function
+    lives, and what its guards compare with (the function, its module, a submodule) often leads
+    back to the compiled function. A constant that died fails its guard (the call goes to tier 1)."""
 
     def __init__(self):
         self.consts, self.lines, self.temps = [], [], {}
@@ -190,9 +215,17 @@ class Codegen:
     def k(self, obj):
         key = id(obj)
         if key not in self._const_ids:
-            self._const_ids[key] = len(self.consts)
-            self.consts.append(obj)
-        return f"K[{self._const_ids[key]}]"
+            i = len(self.consts)
+            try:
+                self.consts.append(weakref.ref(obj))
+                name = f"k{i}"
+                self.lines.append(f"{name} = K[{i}]()")
+                self.lines.append(f"if {name} is None: return MISS")
+            except TypeError:  # builtins, tuples, ...: nothing of the program's
+                self.consts.append(obj)
+                name = f"K[{i}]"
+            self._const_ids[key] = name
+        return self._const_ids[key]
 
     def lit(self, v):
         if type(v) in (int, bool, str, type(None)) or (type(v) is float and math.isfinite(v)):
@@ -215,10 +248,6 @@ class Codegen:
             code = f"{self.expr(a[0])}.{a[1]}"
         elif op == "item":
             code = f"{self.expr(a[0])}[{self.lit(a[1])}]"
-        elif op == "global":
-            code = f"{self.k(a[0])}[{a[1]!r}]"
-        elif op == "cell":
-            code = f"{self.k(a[0])}.cell_contents"
         elif op == "call":  # a pure builtin of sources
             code = f"{self.k(a[0])}({', '.join(self.expr(x) for x in a[1:])})"
         elif op == "binop":
@@ -251,13 +280,17 @@ def _text(e, names):
     if op == "k":
         return getattr(a[0], "__qualname__", None) or type(a[0]).__name__
     if op == "attr":
+        b = a[0]
+        if a[1] == "__globals__" and b.op == "k":
+            return "globals()"
+        if a[1] == "cell_contents" and b.op == "item" and b.args[0].op == "attr" and b.args[0].args[1] == "__closure__":
+            f = b.args[0].args[0].args[0]
+            return f.__code__.co_freevars[b.args[1]]
         return f"{_text(a[0], names)}.{a[1]}"
     if op == "item":
+        if a[0].op == "attr" and a[0].args[1] == "__globals__" and type(a[1]) is str:
+            return a[1]
         return f"{_text(a[0], names)}[{a[1]!r}]"
-    if op == "global":
-        return a[1]
-    if op == "cell":
-        return names.get(("cell", id(a[0])), "<closure cell>")
     if op == "call":
         fn = getattr(a[0], "__name__", "?")
         return f"{fn}({', '.join(_text(x, names) for x in a[1:])})"
@@ -303,10 +336,11 @@ class Guard:
 
 
 class _Frame:
-    __slots__ = ("frame", "code", "instrs", "stack", "locals", "cells", "pending", "kwnames", "library", "depth")
+    __slots__ = ("frame", "code", "instrs", "stack", "locals", "cells", "pending", "kwnames", "library", "func")
 
-    def __init__(self, frame, provs):
+    def __init__(self, frame, provs, func):
         self.frame = frame
+        self.func = func  # the function running: its globals, closure and defaults are read through it
         self.code = frame.f_code
         self.instrs = _instructions(self.code)
         self.stack = []
@@ -315,6 +349,11 @@ class _Frame:
         self.pending = None
         self.kwnames = ()
         self.library = _library(self.code)
+        # MAKE_CELL runs before the first traced instruction (RESUME): an argument that is also a
+        # cell keeps its provenance in the cell.
+        for name in self.code.co_cellvars:
+            if name in provs:
+                self.cells[name] = provs[name]
 
 
 _instr_cache = weakref.WeakKeyDictionary()  # a code object's instructions by offset; never keeps it alive
@@ -376,16 +415,25 @@ def _bind(fn, arg_provs, arg_vals, kw_provs):
     return out
 
 
+def _cell_expr(f, i):
+    # through the function, not the cell: a lift holds its constants weakly, and cells cannot be
+    return Expr("attr", Expr("item", Expr("attr", Expr("k", f), "__closure__"), i), "cell_contents")
+
+
+def _globals_expr(f):
+    return Expr("attr", Expr("k", f), "__globals__")
+
+
 def _closure_provs(f):
     """The free variables of f: each a source through its cell (the library's fixed ones constant)."""
     out = {}
-    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+    for i, (name, cell) in enumerate(zip(f.__code__.co_freevars, f.__closure__ or ())):
         try:
             v = cell.cell_contents
         except ValueError:  # an empty cell
-            out[("free", name)] = Src(Expr("cell", cell))
+            out[("free", name)] = Src(_cell_expr(f, i))
             continue
-        out[("free", name)] = CONST if _library(f.__code__) and _trusted_value(v) else Src(Expr("cell", cell))
+        out[("free", name)] = CONST if _library(f.__code__) and _trusted_value(v) else Src(_cell_expr(f, i))
     return out
 
 
@@ -404,8 +452,7 @@ def _resolve(callee):
 class Tracer:
     """One concolic pass over one tier-1 call."""
 
-    def __init__(self, owner):
-        self.owner = owner
+    def __init__(self):
         self.frames = {}  # id(frame) -> _Frame
         self.expect = None  # (code, provs) of the Python call about to start
         self.guards = []
@@ -420,20 +467,24 @@ class Tracer:
         self.where = ""
         self.instructions = 0
         self.made_functions = {}  # id(function made in the call) -> (function, its cells' provenance)
+        self.where_of = {}  # tensor source -> the line that read it
+        self.meta_lines = []  # guards on tensors read for their metadata only, as text
+        self.names = {}
         self.scoped = set()  # ids of the library's context managers entered (scoped global state)
         self.last_return = None
 
     # -- entry points --
 
-    def run(self, fn, root, args, kwargs):
-        prev = sys.gettrace()
-        if prev is not None:
+    def start(self, fn, args, kwargs):
+        """Starts watching; the caller then calls fn(*args, **kwargs) itself (no frame of ours lies
+        between the user's code and the body) and calls finish()."""
+        if sys.gettrace() is not None:
             self.refused = Refused("a trace function is set (a debugger or coverage tool): the body is not analyzed")
-            return fn(*args, **kwargs)
+            return
         f, self_obj = _resolve(fn)
         if f is None:
             self.refused = Refused(f"{type(fn).__name__} is not a Python function")
-            return fn(*args, **kwargs)
+            return
         self.nargs, self.kwnames = len(args), tuple(kwargs)
         arg_provs = [Src(Expr("arg", i)) for i in range(len(args))]
         kw_provs = {k: Src(Expr("kw", k)) for k in kwargs}
@@ -443,18 +494,17 @@ class Tracer:
             provs = _bind(f, arg_provs, None, kw_provs)
         except Refused as r:
             self.refused = r
-            return fn(*args, **kwargs)
+            return
         provs.update(_closure_provs(f))
-        self.expect = (f.__code__, provs)
-        self.root_code = f.__code__
+        self.expect = (f.__code__, provs, f)
         sys.settrace(self._global)
-        try:
-            return fn(*args, **kwargs)
-        finally:
+
+    def finish(self):
+        if sys.gettrace() == self._global:
             sys.settrace(None)
-            self._stop()
-            if self.refused is None and self.ret is None:
-                self.refused = Refused("the body was not observed to return")
+        self._stop()
+        if self.refused is None and self.ret is None:
+            self.refused = Refused("the body was not observed to return")
 
     def _stop(self):
         for fr in self.frames.values():
@@ -467,6 +517,8 @@ class Tracer:
         self.lists.clear()
         self.cells.clear()
         self.made_functions.clear()
+        self.cur = None  # a frame object keeps its locals (lazy tensors) alive after it returns
+        self.expect = None
 
     def refuse(self, reason, where=None):
         if self.refused is None:
@@ -481,14 +533,14 @@ class Tracer:
             return None
         code = frame.f_code
         if self.expect is not None and self.expect[0] is code:
-            provs = self.expect[1]
+            provs, func = self.expect[1], self.expect[2]
             self.expect = None
             flags = code.co_flags
             if flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, async
                 self.refuse(f"{code.co_name} is a generator or coroutine: its body runs outside the call",
                             f"{code.co_filename}:{frame.f_lineno}")
                 return None
-            fr = _Frame(frame, provs)
+            fr = _Frame(frame, provs, func)
             if self.root_id is None:
                 self.root_id = id(frame)
             self.frames[id(frame)] = fr
@@ -577,11 +629,12 @@ class Tracer:
         raise Refused(f"{why} depends on a value of unknown origin ({p.why})")
 
     def tensor_src(self, t, e):
-        prev = self.tensor_srcs.get(id(t))
-        if prev is None:
-            self.tensor_srcs[id(t)] = (t, e)
-        elif prev[1] != e:
-            self.guard("same", e, None, prev[1])
+        # Every source a tensor was read from is fetched: the engine checks that the tensors that
+        # were one graph input are one again, and that distinct ones share memory as they did.
+        key = (id(t), e)
+        if key not in self.tensor_srcs:
+            self.tensor_srcs[key] = (t, e)
+            self.where_of[key] = self.where
 
     def prov_of_container(self, v, p):
         if isinstance(p, Seq) and type(v) is list:
@@ -599,9 +652,16 @@ class Tracer:
         return p
 
     def attr(self, p, obj, name, val):
+        if isinstance(p, Super):
+            if isinstance(val, types.MethodType):
+                return Bound(val.__func__, p.self_p)
+            return CONST if _is_prim(val) or _trusted_value(val) else Opaque(f"super().{name}")
         if isinstance(obj, _tensor_type()):
-            if isinstance(p, Src) and not callable(val):
-                return Src(Expr("attr", p.e, name))
+            if isinstance(p, Src):
+                if name in _TENSOR_SOURCE_ATTRS or not isinstance(val, _tensor_type()) and not callable(val):
+                    return Src(Expr("attr", p.e, name))  # .grad, .data; metadata (shape, dtype, ...)
+                if isinstance(val, _tensor_type()):  # .T, .mT, .real: an op on the tensor
+                    self.tensor_src(obj, p.e)
             return CONST
         if isinstance(p, Src):
             return Src(Expr("attr", p.e, name))
@@ -665,6 +725,7 @@ class Tracer:
 
     def _step(self, fr, frame):
         self._finish(fr, frame)
+        self.cur = fr
         ins = fr.instrs.get(frame.f_lasti)
         if ins is None:
             raise Refused("internal: no instruction at this offset")
@@ -683,7 +744,32 @@ class Tracer:
     def op_NOP(self, fr, ins, stk, frame):
         return None
 
-    op_RESUME = op_PRECALL = op_NOP
+    op_RESUME = op_NOP
+
+    def op_PRECALL(self, fr, ins, stk, frame):
+        # CPython 3.11's PRECALL unpacks a bound method in the callable slot into (function, self).
+        n = ins.arg
+        bm, p = stk[-(n + 1)], fr.stack[-(n + 1)]
+        if stk[-(n + 2)] is None and type(bm) is types.MethodType:
+            fr.stack[-(n + 2)] = Decided()
+            fr.stack[-(n + 1)] = self._method_self(bm, p)
+        return None
+
+    def _method_self(self, bm, p):
+        """Guards the bound method bm (provenance p) called, and gives the provenance of its self."""
+        if isinstance(p, Bound):
+            return p.self_p
+        if isinstance(p, Src):
+            self.guard("id", Expr("attr", p.e, "__func__"), bm.__func__)
+            if p.e.op == "attr" and getattr(type(bm.__self__), p.e.args[1], None) is bm.__func__:
+                # obj.method: bound to obj itself, which the method then reads as self
+                self.guard("same", Expr("attr", p.e, "__self__"), None, p.e.args[0])
+                return Src(p.e.args[0])
+            self.guard("id", Expr("attr", p.e, "__self__"), bm.__self__)
+            return Src(Expr("attr", p.e, "__self__"))
+        if p is CONST:
+            return CONST
+        raise Refused(f"calls a method of unknown origin ({getattr(p, 'why', p)})")
 
     def op_CACHE(self, fr, ins, stk, frame):
         return None
@@ -752,13 +838,13 @@ class Tracer:
             if fr.library and (_trusted_value(v) or isinstance(v, types.FunctionType)):
                 p = CONST
             elif _trusted_value(v) and isinstance(v, types.ModuleType):
-                self.guard("id", Expr("global", g, name), v)
+                self.guard("id", Expr("item", _globals_expr(fr.func), name), v)
                 p = CONST
             else:
-                p = Src(Expr("global", g, name))
+                p = Src(Expr("item", _globals_expr(fr.func), name))
         else:
             if not fr.library:
-                self.guard("absent", Expr("k", g), name)
+                self.guard("absent", _globals_expr(fr.func), name)
             p = CONST
         return 0, ([CONST, p] if ins.arg & 1 else [p])
 
@@ -1257,7 +1343,9 @@ class Tracer:
         T = _tensor_type()
         self_src = None
         # The callee is decided by its source.
-        if isinstance(cp, Method):
+        if isinstance(cp, Bound):
+            self_src = cp.self_p
+        elif isinstance(cp, Method):
             recv_p, name = cp.obj, cp.name
             recv = pos[0]
             if isinstance(recv_p, Src) and not isinstance(recv, T):
@@ -1269,14 +1357,7 @@ class Tracer:
                 raise Refused(f"calls method {name} of a value of unknown origin ({recv_p.why})")
         elif isinstance(cp, Src):
             if isinstance(callee, types.MethodType):
-                self.guard("id", Expr("attr", cp.e, "__func__"), callee.__func__)
-                if cp.e.op == "attr" and getattr(type(callee.__self__), cp.e.args[1], None) is callee.__func__:
-                    # obj.method(...): bound to obj itself, which the method then reads as self
-                    self.guard("same", Expr("attr", cp.e, "__self__"), None, cp.e.args[0])
-                    self_src = Src(cp.e.args[0])
-                else:
-                    self.guard("id", Expr("attr", cp.e, "__self__"), callee.__self__)
-                    self_src = Src(Expr("attr", cp.e, "__self__"))
+                self_src = self._method_self(callee, cp)
             else:
                 self.guard("id", cp.e, callee)
         elif isinstance(cp, Opaque):
@@ -1302,8 +1383,7 @@ class Tracer:
                     provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
             else:
                 provs.update(_closure_provs(f))
-            self.expect = (f.__code__, provs)
-            self.ret_slot = None
+            self.expect = (f.__code__, provs, f)
 
             def result(real, pushed, self=self):
                 r = self.last_return
@@ -1497,7 +1577,16 @@ class Tracer:
                 return [p.next()]
             raise Refused("next() of an iterator that is not modeled")
         if fn is super:
-            return [CONST]
+            if pos:
+                raise Refused("super() with arguments")
+            first = self.cur.code.co_varnames[0] if self.cur.code.co_argcount else None
+            sp = self.cur.cells.get(first, self.cur.locals.get(first)) if first else None
+            if isinstance(sp, Src):
+                # what super() finds depends on the class of self: fixed by this guard
+                self.guard("id", Expr("call", type, sp.e), type(self.cur.frame.f_locals.get(first)))
+            elif sp is not CONST:
+                raise Refused("super() in a method whose self is of unknown origin")
+            return [Super(sp)]
         if any(isinstance(v, T) for v in pos):
             return self._op_call(pos, pos_p, kw, kw_p)
         for p, v in zip(pos_p, pos):
@@ -1528,27 +1617,43 @@ class Lift:
     """A lifted entry: one generated function checks the guards, fetches the inputs, runs the
     plan and rebuilds the result."""
 
-    def __init__(self, entry, guards, fn, plan, names, instructions, seconds, nargs, kwnames):
-        self.entry, self.guards, self.fn, self.plan = entry, guards, fn, plan
-        self.names = names
+    def __init__(self, entry, lines, fn, plan, instructions, seconds, nargs, kwnames):
+        # Only text: a lift holds nothing of the program's strongly (see Codegen).
+        self.entry, self.lines, self.fn, self.plan = entry, lines, fn, plan
         self.instructions, self.seconds = instructions, seconds
         self.nargs, self.kwnames = nargs, kwnames
         self.hits = 0
+        self.verified = 0  # hits verify mode checked against the body
 
     def guard_lines(self):
-        return [(g.text(self.names), g.where) for g in self.guards]
+        """Each Python guard as (text, where it was read)."""
+        return list(self.lines)
+
+
+def _tensor_meta(t):
+    """What an op can read of a tensor besides its values."""
+    return (type(t), t.dtype, tuple(t.shape), t.stride(), t.requires_grad, str(t.device))
+
+
+def _meta_text(t):
+    return f"{str(t.dtype).replace('dyn.', '')}{list(t.shape)} strides {list(t.stride())}" + (
+        ", requires_grad" if t.requires_grad else "")
+
+
+def key_of(t, e):
+    return (id(t), e)
 
 
 def _build(tracer, result, outs, snapshot):
     """Code that checks the guards, fetches the inputs and rebuilds the result; raises Refused."""
-    inputs, out_ids = snapshot
+    of_sources, out_ids, graph_inputs = snapshot
     T = _tensor_type()
     cg = Codegen()
     body = []
 
     def emit_guard(g):
         if g.kind == "absent":
-            return f"{g.value!r} not in {cg.k(g.e.args[0])}"
+            return f"{g.value!r} not in {cg.expr(g.e)}"
         code = cg.expr(g.e)
         if g.kind == "type_eq":
             v = g.value
@@ -1576,18 +1681,33 @@ def _build(tracer, result, outs, snapshot):
         body.extend(cg.lines[n0:])
         del cg.lines[n0:]
         body.append(f"if not ({cond}): return MISS")
-    # graph inputs, in the plan's order
+    # graph inputs, in the plan's order: every source of one (a tensor read from two places is
+    # fetched from both; the engine checks they are one tensor again)
     srcs = list(tracer.tensor_srcs.values())
     input_ids, fetch = [], []
-    for vid, k in inputs:
-        if k < 0:
-            raise Refused(f"input %{vid} of the graph has no source the next call could fetch it from")
+    for (t, e), vid in zip(srcs, of_sources):
+        if vid == -2:
+            raise Refused("a tensor the call reads shares memory with another input (a view of it): tier 2 does "
+                          "not check views of inputs yet")
+        if vid < 0:
+            # no graph input: an op read only its metadata (ones_like(x)), which the graph baked
+            n0 = len(cg.lines)
+            code = cg.expr(e)
+            body.extend(cg.lines[n0:])
+            del cg.lines[n0:]
+            body.append(f"if {cg.k(_tensor_meta)}({code}) != {cg.k(_tensor_meta(t))}: return MISS")
+            tracer.meta_lines.append((f"{_text(e, tracer.names)}: {_meta_text(t)} (its metadata is baked in)",
+                                      tracer.where_of.get(key_of(t, e), "")))
+            continue
         n0 = len(cg.lines)
-        code = cg.expr(srcs[k][1])
+        code = cg.expr(e)
         body.extend(cg.lines[n0:])
         del cg.lines[n0:]
         input_ids.append(vid)
         fetch.append(code)
+    missing = sorted(set(graph_inputs) - set(input_ids))
+    if missing:
+        raise Refused(f"input %{missing[0]} of the graph has no source the next call could fetch it from")
     # the result
     value, prov = result
 
@@ -1622,8 +1742,8 @@ def _build(tracer, result, outs, snapshot):
     return body, fetch, input_ids, ret_code, cg
 
 
-def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, root):
-    src = ["def hit(A, KW):"]
+def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames):
+    src = ["def hit(A, KW, C, M):"]
     src.append(f"    if len(A) != {nargs} or len(KW) != {len(kwnames)}: return MISS")
     for k in kwnames:
         src.append(f"    if {k!r} not in KW: return MISS")
@@ -1633,13 +1753,13 @@ def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, root):
     src.append(f"        I = ({''.join(c + ', ' for c in fetch)})")
     src.append("    except Exception:")
     src.append("        return MISS")
-    src.append("    R = PLAN(I)")
+    src.append("    R = PLAN(I, C)")
     src.append("    if R is None: return MISS")
     src.append(f"    return {ret_code}")
     text = "\n".join(src)
-    ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan, "M": root}
+    ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan}
     exec(compile(text, "<dyn lifted call>", "exec"), ns)
-    return ns["hit"], text
+    return ns.pop("hit"), text  # not left in its own globals: a cycle would keep the plan until a gc
 
 
 def names_for(owner):
@@ -1684,15 +1804,17 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
         if t.requires_grad:
             raise Refused("the result requires grad: autograd needs its history, which only running the body "
                           "builds (under dyn.no_grad() the entry can be lifted)")
+    tracer.names = names_for(owner)
     body, fetch, input_ids, ret_code, cg = _build(tracer, tracer.ret, outs, snapshot)
     plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]))
     if isinstance(plan, str):
         raise Refused(plan, "")
-    root = owner._module if owner._module is not None else owner._fn
     nargs = tracer.nargs
-    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, root)
-    lift = Lift(plan.entry, list(tracer.guards), hit, plan, names_for(owner), tracer.instructions, seconds,
-                nargs, tracer.kwnames)
+    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames)
+    names = tracer.names
+    lift = Lift(plan.entry, [(g.text(names), g.where) for g in tracer.guards] + tracer.meta_lines, hit, plan,
+                tracer.instructions,
+                seconds, nargs, tracer.kwnames)
     lift.code = text
     return lift
 
