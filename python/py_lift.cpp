@@ -149,6 +149,12 @@ DYN_FAST(f_lift_snapshot) {
   return Py_BuildValue("(NNN)", in, out, ids_of_inputs);
 }
 
+std::string str_arg_of(const char* fn, PyObject* o) {
+  const char* c = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+  if (!c) throw_type_error(fmt::format("{}(): expected a str", fn));
+  return c;
+}
+
 std::vector<int> int_list_arg(const char* fn, PyObject* o) {
   std::vector<int> out;
   if (!PyList_Check(o)) throw_type_error(fmt::format("{}(): expected a list of ints", fn));
@@ -183,6 +189,32 @@ DYN_FAST(f_last_entry) {
   return PyLong_FromLong(fn->last_entry);
 }
 
+// _lift_note(state, entry, lifted, guard_lines, reason, where, seconds, lift_on): what the analysis
+// of an entry found, for the views (:guards, :why-python, :stats, the report). entry -1: only the
+// function's switch and time.
+DYN_FAST(f_lift_note) {
+  PyObject* a[8];
+  parse_args("_lift_note", args, nargs, kw,
+             {"state", "entry", "lifted", "guard_lines", "reason", "where", "seconds", "lift_on"}, 8, a);
+  std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
+  if (!fn) throw_type_error("_lift_note(): expected a compiled function state");
+  fn->lift_on = bool_arg("_lift_note", "lift_on", a[7], false);
+  double s = PyFloat_AsDouble(a[6]);
+  if (s == -1.0 && PyErr_Occurred()) return nullptr;
+  fn->lift_s += s;
+  int e = static_cast<int>(int_arg("_lift_note", "entry", a[1]));
+  if (e < 0 || e >= fn->num_entries()) Py_RETURN_NONE;
+  Entry& entry = fn->entry_for_notes(e);
+  entry.lifted = bool_arg("_lift_note", "lifted", a[2], false);
+  if (!PyList_Check(a[3])) throw_type_error("_lift_note(): guard_lines must be a list of str");
+  entry.python_guards.clear();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[3]); ++i)
+    entry.python_guards.push_back(str_arg_of("_lift_note", PyList_GET_ITEM(a[3], i)));
+  entry.tier1_reason = str_arg_of("_lift_note", a[4]);
+  entry.tier1_where = str_arg_of("_lift_note", a[5]);
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_frame_stack) {
   PyObject* a[1];
   parse_args("_frame_stack", args, nargs, kw, {"frame"}, 1, a);
@@ -193,6 +225,7 @@ PyMethodDef lift_functions[] = {
     DYN_ENTRY("_lift_snapshot", f_lift_snapshot, "a running call's graph inputs and the value ids of tensors"),
     DYN_ENTRY("_lift_plan", f_lift_plan, "a tier-2 plan for the entry the last call ended in, or why not"),
     DYN_ENTRY("_last_entry", f_last_entry, "the cache entry that served a function's last call (-1: none)"),
+    DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -104,6 +104,11 @@ void cmd_why(Session& s, const Args& a) {
   s.out(viz::why_recompile_text(a.empty() ? "" : a[0]));
 }
 
+void cmd_why_python(Session& s, const Args& a) {
+  at_most(a, 1, ":why-python [FN]");
+  s.out(viz::why_python_text(a.empty() ? "" : a[0]));
+}
+
 void cmd_events(Session& s, const Args& a) {
   at_most(a, 2, ":events [KIND] [FN]");
   std::string kind, fn;
@@ -369,8 +374,16 @@ const std::vector<Command>& commands() {
        "(tensor inputs by source, with symbols s0, s1 for dynamic sizes; shape_symbol: what each symbol is and its "
        "range; aliasing, ops, int and bool constants by name, float inputs read at each call, the bool() and .item() "
        "values Python reads at graph breaks (by the variable they are stored to; read at each call, not checked), "
-       "global state), each with its source line.",
+       "global state), each with its source line. A lifted entry (tier 2) also lists its Python guards: the values "
+       "the body read that a call skipping the body must see again (by source: self.training, len(self.layers), "
+       "n), each with the line that read it.",
        CompleteWith::Functions, cmd_guards},
+      {"why-python", "[FN]", "which entries run without the body (tier 2), and why the others run it",
+       "For each cache entry: lifted (calls whose guards pass run the compiled graph without running the "
+       "function's Python; how many did) or the reason the body runs at each call (a print, a store into an "
+       "object from outside, a graph break, a random op, a result that needs autograd history, a C function not "
+       "known to be pure) with the line that does it. Ends with the time the one-time analyses took.",
+       CompleteWith::Functions, cmd_why_python},
       {"why-recompile", "[FN]", "the recompiles grouped by cause, then which guard each older entry failed",
        "First a summary per function: its recompiles grouped by cause (the Python value or tensor property that "
        "changed, the values it took, where it is used, a hint). A recompile's cause is the failure of the entry "

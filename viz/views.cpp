@@ -277,9 +277,14 @@ std::string guards_text(const std::string& fn) {
     if (f->num_entries() == 0) continue;
     for (int e = 0; e < f->num_entries(); ++e) {
       auto lines = f->guard_lines(e);
-      int64_t hits = f->entries()[e].hits;
-      out += fmt::format("{}[{}]: {} guards, {} hit{}\n", f->name(), e, lines.size(), hits, hits == 1 ? "" : "s");
+      const Entry& entry = f->entries()[e];
+      int64_t hits = entry.hits;
+      out += fmt::format("{}[{}]: {} guards, {} hit{}{}\n", f->name(), e, lines.size() + entry.python_guards.size(),
+                         hits, hits == 1 ? "" : "s",
+                         entry.lifted ? fmt::format(" ({} without running the body)", entry.lifted_hits) : "");
       for (const std::string& l : lines) out += "  " + l + "\n";
+      // Tier 2: what a lifted call checks instead of running the body (Python values, by source).
+      for (const std::string& l : entry.python_guards) out += "  python: " + l + "\n";
     }
   }
   if (out.empty()) return fn.empty() ? "no cache entries yet\n" : fmt::format("'{}' has no cache entries\n", fn);
@@ -568,12 +573,63 @@ std::string profile_text(const std::string& target) {
   return out;
 }
 
+std::string why_python_text(const std::string& fn) {
+  check_function(fn);
+  std::string out;
+  for (const auto& f : query::functions()) {
+    if (!fn.empty() && f->name() != fn) continue;
+    if (f->num_entries() == 0) continue;
+    if (!f->lift_on) {
+      out += fmt::format("{}: tier 1 only: lifting is off for it (dyn.compile(lift=False) or DYN_LIFT=0)\n", f->name());
+      continue;
+    }
+    for (int e = 0; e < f->num_entries(); ++e) {
+      const Entry& entry = f->entries()[e];
+      if (entry.lifted) {
+        out += fmt::format("{}[{}]: lifted: {} of {} hits ran without the body; {} Python guard{} (:guards {})\n",
+                           f->name(), e, entry.lifted_hits, entry.hits, entry.python_guards.size(),
+                           entry.python_guards.size() == 1 ? "" : "s", f->name());
+      } else if (!entry.tier1_reason.empty()) {
+        out += fmt::format("{}[{}]: the body runs at each call: {}\n", f->name(), e, entry.tier1_reason);
+        if (!entry.tier1_where.empty()) {
+          std::string where = entry.tier1_where;
+          size_t colon = where.rfind(':');
+          std::string text;
+          if (colon != std::string::npos) {
+            try {
+              text = source_line(where.substr(0, colon), std::stoi(where.substr(colon + 1)));
+            } catch (...) {
+              text.clear();
+            }
+          }
+          size_t slash = where.rfind('/', colon);
+          out += fmt::format("  at {}{}\n", slash == std::string::npos ? where : where.substr(slash + 1),
+                             text.empty() ? "" : "  `" + text + "`");
+        }
+      } else {
+        out += fmt::format("{}[{}]: not analyzed yet (the analysis runs on a call that records or replays it)\n",
+                           f->name(), e);
+      }
+    }
+  }
+  if (out.empty()) return fn.empty() ? "no cache entries yet\n" : fmt::format("'{}' has no cache entries\n", fn);
+  {
+    double s = 0;
+    for (const auto& f : query::functions())
+      if (fn.empty() || f->name() == fn) s += f->lift_s;
+    if (s > 0) out += fmt::format("analysis time: {:.1f} ms in all\n", s * 1e3);
+  }
+  return out;
+}
+
 std::string stats_text() {
   const Counters& c = query::counters();
   std::string out = fmt::format(
-      "calls {}  cache hits {}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  graphs "
-      "{}{}\n",
-      c.calls, c.cache_hits, c.compiles, c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
+      "calls {}  cache hits {}{}  compiles {}  recompiles {}  graph breaks {}  guard failures {}  fallbacks {}  "
+      "graphs {}{}\n",
+      c.calls, c.cache_hits,
+      c.lifted_hits > 0 ? fmt::format(" ({} without running the body)", c.lifted_hits) : std::string(), c.compiles,
+      c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
       query::graphs().size(),
       query::events_dropped() > 0 ? fmt::format("  events dropped {} (the history keeps the newest {})",
                                                 query::events_dropped(), query::event_limit())
@@ -588,6 +644,8 @@ std::string stats_text() {
     if (f->calls == 0 || f->name().rfind("explain(", 0) == 0) continue;
     int64_t hits = 0;
     for (const Entry& e : f->entries()) hits += e.hits;
+    std::string hits_text = std::to_string(hits);
+    if (f->lifted_hits > 0) hits_text += fmt::format(" ({} lifted)", f->lifted_hits);
     int64_t recompiles = f->recompiles;
     const auto& causes = f->recompile_causes;
     std::string flag;
@@ -604,7 +662,7 @@ std::string stats_text() {
           f->num_entries(), f->options().cache_limit, f->name());
     else if (recompiles >= 3)
       flag = fmt::format("{} recompiles from {} causes (see :why-recompile {})", recompiles, causes.size(), f->name());
-    rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), std::to_string(hits),
+    rows.push_back({f->name(), std::to_string(f->calls), std::to_string(f->num_entries()), hits_text,
                     std::to_string(recompiles), flag});
   }
   if (rows.size() > 1) out += table(rows);

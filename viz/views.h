@@ -26,6 +26,8 @@ std::string why_recompile_text(const std::string& fn);
 // kind: an event kind ("compile", "graph-break" or "graph_break", ...) or "".
 std::string events_text(const std::string& kind, const std::string& fn);
 std::string stats_text();
+// Per entry: lifted (tier 2: calls skip the body) or why the body runs at each call, with the line.
+std::string why_python_text(const std::string& fn);
 // a, b: two graph ids or two cache entries.
 std::string diff_text(const std::string& a, const std::string& b);
 

@@ -93,6 +93,11 @@ struct Entry {
   bool grad_enabled = true;
   int64_t hits = 0;
   int64_t lifted_hits = 0;  // of hits: served by tier 2, without running the body
+  // Tier 2, as dyn/_lift.py found it: lifted (with its Python guards, "text  # file:line"), or
+  // why the body must run (reason, where); neither when no analysis ran.
+  bool lifted = false;
+  std::vector<std::string> python_guards;
+  std::string tier1_reason, tier1_where;
 };
 
 // The engine's state of one dyn.compile'd function: its options and its cache entries.
@@ -109,6 +114,8 @@ class CompiledFunction {
   const CompileOptions& options() const { return opts_; }
   const std::string& name() const { return opts_.name; }
   const std::vector<Entry>& entries() const { return entries_; }
+  // For recording what the lift analysis found about an entry (tier 2's notes, nothing else).
+  Entry& entry_for_notes(int e) { return entries_[e]; }
   int num_entries() const { return static_cast<int>(entries_.size()); }
   // After cache_limit entries the function runs eagerly (with one warning).
   bool fallen_back() const { return fallback_; }
@@ -125,7 +132,9 @@ class CompiledFunction {
   // Recompiles logged for this function, those a raising call took back excepted: views count
   // them here, not in the event history, which keeps only the newest events.
   int64_t recompiles = 0;
-  int64_t lifted_hits = 0;                          // calls tier 2 served (without running the body)
+  int64_t lifted_hits = 0;  // calls tier 2 served (without running the body)
+  bool lift_on = false;     // tier 2 is enabled for it (dyn.compile(lift=...), DYN_LIFT)
+  double lift_s = 0;        // the one-time analyses of its entries (the concolic pass and codegen)
   std::map<std::string, int64_t> recompile_causes;  // cause key (cause_of) -> the recompiles it made
   // How many functions were compiled before this one from the same definition (dyn.compile in a
   // loop re-creates the function, and with it every trace).

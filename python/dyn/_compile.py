@@ -33,6 +33,11 @@ _definitions = {}
 _package_dir = __file__.rsplit("/", 1)[0] + "/"
 
 
+def _short(where):
+    """'/long/path/a.py:12' -> 'a.py:12', as the views print places."""
+    return where.rsplit("/", 1)[-1]
+
+
 def _caller_site():
     """file:line of the user code that called dyn.compile."""
     f = sys._getframe(1)
@@ -113,6 +118,7 @@ class CompiledFunction:
         self._why_python = {}  # entry -> (reason, where): why it stays on tier 1
         self._lift_budget = cache_limit + 4  # traced calls that may end without a new lift
         self._lift_seconds = 0.0
+        _dyn._lift_note(self._state, -1, False, [], "", "", 0.0, self._lift_on)
         self._verified = 0
         self._verifying = False
         self.backend = backend
@@ -188,23 +194,33 @@ class CompiledFunction:
         try:
             if tracer.refused is not None:  # not raised: its traceback would hold this frame, and self
                 if entry >= 0:
-                    self._why_python[entry] = (tracer.refused.reason, tracer.refused.where)
+                    self._note_refusal(entry, tracer.refused.reason, tracer.refused.where)
                 return
             if entry < 0:
                 raise _lift.Refused("the call was not served by a cache entry")
             lift = _lift.make_lift(self, tracer, result, outs, snapshot, seconds)
         except _lift.Refused as r:
             if entry >= 0:
-                self._why_python[entry] = (r.reason, r.where)
+                self._note_refusal(entry, r.reason, r.where)
             return
         finally:
             tracer.tensor_srcs.clear()
-            self._lift_seconds += seconds + time.perf_counter() - t0
+            dt = seconds + time.perf_counter() - t0
+            self._lift_seconds += dt
+            _dyn._lift_note(self._state, -1, False, [], "", "", dt, True)
         self._why_python.pop(entry, None)
         lift.seconds += time.perf_counter() - t0
+        _dyn._lift_note(self._state, entry, True, [f"{t}  # {_short(w)}" if w else t for t, w in lift.guard_lines()],
+                        "", "", 0.0, True)
         lifts = _LIFTS[id(self)]
         lifts.insert(0, lift)
         del lifts[8:]
+
+    def _note_refusal(self, entry, reason, where):
+        if any(lift.entry == entry for lift in self._lifts):
+            return  # another path through the same trace is lifted; this one keeps Python running
+        self._why_python[entry] = (reason, where)
+        _dyn._lift_note(self._state, entry, False, [], reason, where, 0.0, True)
 
     def _verify_hit(self, lift, r, args, kwargs):
         """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit."""

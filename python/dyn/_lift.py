@@ -290,6 +290,12 @@ def _text(e, names):
     if op == "item":
         if a[0].op == "attr" and a[0].args[1] == "__globals__" and type(a[1]) is str:
             return a[1]
+        if a[0].op == "attr" and a[0].args[1] in ("__defaults__", "__kwdefaults__") and a[0].args[0].op == "k":
+            f = a[0].args[0].args[0]
+            if a[0].args[1] == "__kwdefaults__":
+                return f"{a[1]} (the default)"
+            code = f.__code__
+            return f"{code.co_varnames[code.co_argcount - len(f.__defaults__ or ()) + a[1]]} (the default)"
         return f"{_text(a[0], names)}[{a[1]!r}]"
     if op == "call":
         fn = getattr(a[0], "__name__", "?")
@@ -317,7 +323,7 @@ class Guard:
         if self.kind == "eq":
             return f"{s} == {v!r}"
         if self.kind == "type_eq":
-            return f"type({s}) is {type(v).__name__} and {s} == {v!r}"
+            return f"{s} == {v!r}"
         if self.kind == "id":
             what = getattr(v, "__qualname__", None) or f"the {type(v).__name__} seen when traced"
             return f"{s} is {what}"

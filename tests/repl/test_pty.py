@@ -175,7 +175,7 @@ class PtyTest(unittest.TestCase):
         self.assertIn(b":help", r.keys(b":he\t", b":help"))
         out = r.run(b"")
         self.assertIn(b"commands (:help CMD for one in full; anything else is Python):", out)
-        r.keys(b":why\t", b":why-recompile")  # completes the whole unique name
+        r.keys(b":why-r\t", b":why-recompile")  # completes the whole unique name
         self.assertIn(b"no recompiles", r.run(b""))
 
     def test_complete_function_name_and_graph_id(self):
