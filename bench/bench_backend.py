@@ -21,7 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = "--quick" in sys.argv
 JSON = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv[:-1] else None
 MIN_TRIAL_S, TRIALS, WARMUP = 0.02, (3 if QUICK else 7), (1 if QUICK else 3)
-COLS = ("torch", "torch.compile", "numpy", "dyn", "dyn.compile")
+# dyn.compile: the default (tier 2 serves lifted entries without running the body); dyn.replay:
+# dyn.compile(lift=False), tier 1 only (the body runs and replays against the cached trace).
+COLS = ("torch", "torch.compile", "numpy", "dyn", "dyn.replay", "dyn.compile")
 TOL = dict(rtol=1e-3, atol=1e-4)  # the loose dyn-vs-numpy sanity check
 
 
@@ -197,9 +199,10 @@ def run_row(name, inputs, make, np_fn, threads):
                 fn, args = np_fn, inputs
             else:
                 args = [lib.from_numpy(a) for a in inputs]
-                if col.endswith("compile"):
+                if col.endswith("compile") or col == "dyn.replay":
                     if (name, col) not in COMPILED:
-                        COMPILED[name, col] = compiler(lib)(make(lib))
+                        COMPILED[name, col] = (dyn.compile(make(lib), lift=False) if col == "dyn.replay"
+                                               else compiler(lib)(make(lib)))
                     fn = COMPILED[name, col]
                 else:
                     fn = make(lib)
@@ -224,6 +227,7 @@ def decoder_row(bt):
     row, losses, flops, timed = Row("tiny decoder train step", 1), {}, None, {}
     row.errors["numpy"] = "-"
     set_threads(1)
+    row.errors["dyn.replay"] = "-"
     for col in ("dyn", "dyn.compile", "torch", "torch.compile"):
         if col.startswith("torch") and torch is None:
             row.errors[col] = TORCH_ERR
@@ -258,7 +262,7 @@ def fmt_time(s):
 
 
 def table(rows):
-    header = ["workload", "thr", *COLS, "torch/comp", "numpy/comp", "comp/eager", "check", "vs numpy"]
+    header = ["workload", "thr", *COLS, "torch/comp", "numpy/comp", "comp/eager", "replay/comp", "check", "vs numpy"]
     notes, lines = {}, []
     for r in rows:
         cells = [r.name, str(r.threads)]
@@ -270,7 +274,7 @@ def table(rows):
             cells.append(f"n/a({notes.setdefault(err, len(notes) + 1)})")  # one note per distinct error
         t = r.times
         for a, b in ((t.get("torch"), t.get("dyn.compile")), (t.get("numpy"), t.get("dyn.compile")),
-                     (t.get("dyn.compile"), t.get("dyn"))):
+                     (t.get("dyn.compile"), t.get("dyn")), (t.get("dyn.replay"), t.get("dyn.compile"))):
             cells.append(f"{a / b:.2f}x" if a and b else "n/a")
         lines.append(cells + [r.check, r.sanity])
     widths = [max(len(x) for x in col) for col in zip(header, *lines)]

@@ -142,7 +142,13 @@ class CompiledFunction:
             verify = self._verify
             root = self._module if self._module is not None else self._fn
             for lift in lifts:
-                r = lift.fn(args, kwargs, not verify, root)
+                if verify:
+                    try:
+                        r = lift.fn(args, kwargs, False, root)
+                    except Exception as e:  # the body must raise it too
+                        return self._verify_raised(lift, e, args, kwargs)
+                else:
+                    r = lift.fn(args, kwargs, True, root)
                 if r is not _lift._MISS:
                     if verify:  # the body serves the call, as it would without lifting; r is compared
                         return self._verify_hit(lift, r, args, kwargs)
@@ -221,6 +227,23 @@ class CompiledFunction:
             return  # another path through the same trace is lifted; this one keeps Python running
         self._why_python[entry] = (reason, where)
         _dyn._lift_note(self._state, entry, False, [], reason, where, 0.0, True)
+
+    def _verify_raised(self, lift, e, args, kwargs):
+        self._verifying = True
+        try:
+            expected = self(*args, **kwargs)
+        except Exception as body_e:
+            if type(body_e) is not type(e):
+                raise LiftMismatch(f"dyn.compile(verify=True): '{self.name}' entry {lift.entry} served without its "
+                                   f"body raised {type(e).__name__}: {e}; the body raises {type(body_e).__name__}: "
+                                   f"{body_e}") from body_e
+            self._verified += 1
+            lift.verified += 1
+            raise
+        finally:
+            self._verifying = False
+        raise LiftMismatch(f"dyn.compile(verify=True): '{self.name}' entry {lift.entry} served without its body "
+                           f"raised {type(e).__name__}: {e}; the body returns") from e
 
     def _verify_hit(self, lift, r, args, kwargs):
         """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit."""
