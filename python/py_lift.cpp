@@ -14,6 +14,7 @@ namespace {
 struct PyLiftedPlan {
   PyObject_HEAD std::shared_ptr<LiftedPlan> plan;
   std::vector<Tensor> in, out;  // reused between calls
+  std::vector<double> floats;
 };
 
 void lifted_dealloc(PyObject* self) {
@@ -21,6 +22,7 @@ void lifted_dealloc(PyObject* self) {
   p->plan.~shared_ptr();
   p->in.~vector();
   p->out.~vector();
+  p->floats.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -30,11 +32,18 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
   auto* p = reinterpret_cast<PyLiftedPlan*>(self);
   PyObject* seq = nullptr;
   Py_ssize_t nargs = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0;
-  if (kw || nargs < 1 || nargs > 2 || !PyTuple_Check(seq = PyTuple_GET_ITEM(args, 0))) {
-    PyErr_SetString(PyExc_TypeError, "a lifted plan takes a tuple of tensors (and whether to count the call)");
+  PyObject* fl = nargs == 3 ? PyTuple_GET_ITEM(args, 2) : nullptr;
+  if (kw || nargs < 2 || nargs > 3 || !PyTuple_Check(seq = PyTuple_GET_ITEM(args, 0)) || (fl && !PyTuple_Check(fl))) {
+    PyErr_SetString(PyExc_TypeError, "a lifted plan takes (tensors, count[, floats])");
     return nullptr;
   }
-  bool count = nargs < 2 || PyObject_IsTrue(PyTuple_GET_ITEM(args, 1));
+  bool count = PyObject_IsTrue(PyTuple_GET_ITEM(args, 1));
+  p->floats.clear();
+  for (Py_ssize_t i = 0; fl && i < PyTuple_GET_SIZE(fl); ++i) {
+    PyObject* f = PyTuple_GET_ITEM(fl, i);
+    if (!PyFloat_CheckExact(f)) Py_RETURN_NONE;  // a source that held a float holds something else now
+    p->floats.push_back(PyFloat_AS_DOUBLE(f));
+  }
   Py_ssize_t n = PyTuple_GET_SIZE(seq);
   p->in.clear();
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -45,7 +54,7 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
     }
     p->in.push_back(unwrap(o));
   }
-  bool ran = p->plan->run(p->in, &p->out, count);
+  bool ran = p->plan->run(p->in, p->floats, &p->out, count);
   p->in.clear();
   if (!ran) Py_RETURN_NONE;
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
@@ -166,19 +175,43 @@ std::vector<int> int_list_arg(const char* fn, PyObject* o) {
 // _lift_plan(state, input_ids, output_ids): a plan that serves the entry the function's last
 // call ended in, or a str saying why the engine cannot serve it without the body.
 DYN_FAST(f_lift_plan) {
-  PyObject* a[3];
-  parse_args("_lift_plan", args, nargs, kw, {"state", "input_ids", "output_ids"}, 3, a);
+  PyObject* a[4];
+  parse_args("_lift_plan", args, nargs, kw, {"state", "input_ids", "output_ids", "float_slots"}, 4, a);
   std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
   if (!fn) throw_type_error("_lift_plan(): expected a compiled function state");
+  std::vector<int> flat = int_list_arg("_lift_plan", a[3]);
   std::string why;
   auto plan = LiftedPlan::make(fn, int_list_arg("_lift_plan", a[1]), int_list_arg("_lift_plan", a[2]), &why);
   if (!plan) return PyUnicode_FromStringAndSize(why.data(), static_cast<Py_ssize_t>(why.size()));
+  std::vector<std::pair<int, int>> slots;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) slots.emplace_back(flat[i], flat[i + 1]);
+  plan->set_float_slots(std::move(slots));
   auto* p = PyObject_New(PyLiftedPlan, &LiftedPlanType);
   if (!p) return nullptr;
   new (&p->plan) std::shared_ptr<LiftedPlan>(std::move(plan));
   new (&p->in) std::vector<Tensor>();
   new (&p->out) std::vector<Tensor>();
+  new (&p->floats) std::vector<double>();
   return reinterpret_cast<PyObject*>(p);
+}
+
+// _lift_float_slot(state, node, value): which scalar slot of that node of the last call's entry
+// holds the float, or -1.
+DYN_FAST(f_lift_float_slot) {
+  PyObject* a[3];
+  parse_args("_lift_float_slot", args, nargs, kw, {"state", "node", "value"}, 3, a);
+  std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
+  if (!fn) throw_type_error("_lift_float_slot(): expected a compiled function state");
+  double v = PyFloat_AsDouble(a[2]);
+  if (v == -1.0 && PyErr_Occurred()) return nullptr;
+  return PyLong_FromLong(LiftedPlan::float_slot(*fn, static_cast<int>(int_arg("_lift_float_slot", "node", a[1])), v));
+}
+
+// _lift_nodes(): the nodes of the running call's current segment so far; -1 after a break or outside a region.
+DYN_FAST(f_lift_nodes) {
+  parse_args("_lift_nodes", args, nargs, kw, {}, 0, nullptr);
+  Capture* c = Capture::active();
+  return PyLong_FromLong(c ? c->lift_nodes() : -1);
 }
 
 DYN_FAST(f_last_entry) {
@@ -224,6 +257,8 @@ DYN_FAST(f_frame_stack) {
 PyMethodDef lift_functions[] = {
     DYN_ENTRY("_lift_snapshot", f_lift_snapshot, "a running call's graph inputs and the value ids of tensors"),
     DYN_ENTRY("_lift_plan", f_lift_plan, "a tier-2 plan for the entry the last call ended in, or why not"),
+    DYN_ENTRY("_lift_float_slot", f_lift_float_slot, "the scalar slot of a node that holds a float"),
+    DYN_ENTRY("_lift_nodes", f_lift_nodes, "the nodes of the running call's segment so far"),
     DYN_ENTRY("_last_entry", f_last_entry, "the cache entry that served a function's last call (-1: none)"),
     DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),

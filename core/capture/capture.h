@@ -259,6 +259,11 @@ class Capture {
   // after a graph break (only a one-segment trace is lifted).
   bool lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<int, Tensor>>* inputs,
                      std::vector<int>* out_ids);
+  // The nodes of the current segment so far (recorded or replayed), -1 after a graph break: the
+  // lift maps a Python float to the node whose scalar it is.
+  int lift_nodes() const {
+    return segment_index_ != 0 ? -1 : replaying() ? node_k_ : static_cast<int>(seg_.nodes.size());
+  }
   // Another handle to a lazy tensor's pending value, without its history (autograd's saved values).
   Tensor alias_lazy(const Tensor& t);
 

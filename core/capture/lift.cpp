@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/grad_mode.h"
 #include "core/ops/registry.h"
@@ -105,12 +106,34 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
   return lp;
 }
 
+int LiftedPlan::float_slot(const CompiledFunction& fn, int k, double v) {
+  int e = fn.last_entry;
+  if (e < 0 || e >= fn.num_entries() || fn.entries()[e].segments.size() != 1) return -1;
+  const Graph& g = fn.entries()[e].segments[0]->graph;
+  if (k < 0 || k >= static_cast<int>(g.nodes.size())) return -1;
+  const Attrs& a = g.nodes[k].attrs.get();
+  const Scalar* s[] = {&a.scalar, &a.scalar2, &a.scalar3};
+  const NodePatch* p = find_patch(&fn.last_patches, k);
+  // Only the numbers tier 1 reads at each call: not one that sets a size (arange's end).
+  unsigned values = value_scalars(g.nodes[k].op, a);
+  int found = -1;
+  for (int j = 0; j < 3; ++j) {
+    if (!(values >> j & 1)) continue;
+    const Scalar& x = p && (p->values >> j & 1) ? p->scalar[j] : *s[j];
+    if (x.kind == Scalar::Float && (x.f == v || (x.f != x.f && v != v)) && std::signbit(x.f) == std::signbit(v)) {
+      if (found >= 0) return -1;  // two slots hold it: which one it is cannot be told
+      found = j;
+    }
+  }
+  return found;
+}
+
 bool LiftedPlan::valid() const {
   return entry_ < fn_->num_entries() && fn_->entries()[entry_].segments.size() == 1 &&
          fn_->entries()[entry_].segments[0] == seg_ && !fn_->fallen_back();
 }
 
-bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out, bool count) {
+bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count) {
   failure_.clear();
   if (Capture::active() || Capture::paused()) {
     failure_ = "a compile region is running";
@@ -125,8 +148,9 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out, bool 
     return false;
   }
   const Graph& g = seg_->graph;
-  if (in.size() != inputs_.size()) {
-    failure_ = fmt::format("{} inputs where the graph takes {}", in.size(), inputs_.size());
+  if (in.size() != inputs_.size() || floats.size() != float_slots_.size()) {
+    failure_ = fmt::format("{} inputs and {} floats where the graph takes {} and {}", in.size(), floats.size(),
+                           inputs_.size(), float_slots_.size());
     return false;
   }
   bound_.resize(g.values.size());
@@ -171,7 +195,23 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::vector<Tensor>* out, bool 
     try {
       EagerScope eager;
       PlanTimes* times = count ? seg_->times->of(plan_, plan_ ? plan_->steps.size() : g.nodes.size()) : nullptr;
-      execute(g, plan_.get(), RunInputs{&bound_, patches_.empty() ? nullptr : &patches_, nullptr, times}, &slots_);
+      const NodePatches* patches = patches_.empty() ? nullptr : &patches_;
+      if (!float_slots_.empty()) {  // this call's floats, where the trace's were
+        run_patches_ = patches_;
+        for (size_t i = 0; i < float_slots_.size(); ++i) {
+          auto [k, j] = float_slots_[i];
+          auto it = std::lower_bound(run_patches_.begin(), run_patches_.end(), k,
+                                     [](const NodePatch& x, int node) { return x.node < node; });
+          if (it == run_patches_.end() || it->node != k) {
+            it = run_patches_.insert(it, NodePatch{});
+            it->node = k;
+          }
+          it->values |= 1u << j;
+          it->scalar[j] = Scalar::from_double(floats[i]);
+        }
+        patches = &run_patches_;
+      }
+      execute(g, plan_.get(), RunInputs{&bound_, patches, nullptr, times}, &slots_);
     } catch (...) {
       std::fill(bound_.begin(), bound_.end(), Tensor());
       slots_.clear();

@@ -19,10 +19,15 @@ class LiftedPlan {
   // the reason in *refusal, when the graph is one tier 2 cannot run yet.
   static std::shared_ptr<LiftedPlan> make(std::shared_ptr<CompiledFunction> fn, std::vector<int> inputs,
                                           std::vector<int> outputs, std::string* refusal);
+  // The scalar slot (0-2) of node k of the last call's entry that holds the float v at that call,
+  // or -1 (none, or more than one: then the float is guarded instead of read at each call).
+  static int float_slot(const CompiledFunction& fn, int k, double v);
+  // Floats read at each call: run() takes their values, in this order, for these (node, slot).
+  void set_float_slots(std::vector<std::pair<int, int>> slots) { float_slots_ = std::move(slots); }
   // Runs the graph when every tensor guard and global-state guard holds; false (nothing ran, no
   // count changed) when one fails: the call then goes to tier 1.
   // count=false (verify mode's shadow run): no counter, hit or event changes.
-  bool run(std::span<const Tensor> in, std::vector<Tensor>* out, bool count = true);
+  bool run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count = true);
   // The guard that failed at the last run() that returned false, as one line.
   const std::string& last_failure() const { return failure_; }
   int entry() const { return entry_; }
@@ -38,7 +43,8 @@ class LiftedPlan {
   // Per input (run()'s order): the earlier position of the same graph input (-1: first), and the
   // position of the first distinct input sharing its memory (itself when none does).
   std::vector<int> dup_, shares_;
-  NodePatches patches_;
+  NodePatches patches_, run_patches_;
+  std::vector<std::pair<int, int>> float_slots_;
   DType default_dtype_ = DType::Float32;
   bool grad_enabled_ = true;
   std::string failure_;

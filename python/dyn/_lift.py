@@ -217,6 +217,9 @@ class Codegen:
         if key not in self._const_ids:
             i = len(self.consts)
             try:
+                if getattr(obj, "__module__", None) == "builtins" or type(obj).__module__ == "builtins" and \
+                        not isinstance(obj, (types.FunctionType, type)):
+                    raise TypeError  # int, len, operator.mul: nothing of the program's; no dereference
                 self.consts.append(weakref.ref(obj))
                 name = f"k{i}"
                 self.lines.append(f"{name} = K[{i}]()")
@@ -268,6 +271,12 @@ class Codegen:
         return t
 
 
+_SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/", operator.floordiv: "//",
+            operator.mod: "%", operator.pow: "**", operator.lt: "<", operator.le: "<=", operator.eq: "==",
+            operator.ne: "!=", operator.gt: ">", operator.ge: ">=", operator.is_: "is", operator.is_not: "is not",
+            operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.contains: "contains"}
+
+
 def _text(e, names):
     """An expression as the user would write it: `x`, `self.fc1.weight`, `len(self.layers)`."""
     op, a = e.op, e.args
@@ -301,6 +310,9 @@ def _text(e, names):
         fn = getattr(a[0], "__name__", "?")
         return f"{fn}({', '.join(_text(x, names) for x in a[1:])})"
     if op == "binop":
+        sym = _SYMBOLS.get(a[0])
+        if sym:
+            return f"({_text(a[1], names)} {sym} {_text(a[2], names)})"
         return f"{getattr(a[0], '__name__', '?')}({_text(a[1], names)}, {_text(a[2], names)})"
     if op == "unary":
         return f"{getattr(a[0], '__name__', '?')}({_text(a[1], names)})"
@@ -474,6 +486,7 @@ class Tracer:
         self.instructions = 0
         self.made_functions = {}  # id(function made in the call) -> (function, its cells' provenance)
         self.where_of = {}  # tensor source -> the line that read it
+        self.floats = []  # (node, source, value when traced, line): floats read at each call
         self.meta_lines = []  # guards on tensors read for their metadata only, as text
         self.names = {}
         self.scoped = set()  # ids of the library's context managers entered (scoped global state)
@@ -1109,15 +1122,20 @@ class Tracer:
         """The provenance of fn(a, b) for a pure fn of Python values."""
         T = _tensor_type()
         if isinstance(a, T) or isinstance(b, T):
-            if not isinstance(a, T):
-                self.use(pa, a, "an operand of a tensor op")
-            elif isinstance(pa, Src):
-                self.tensor_src(a, pa.e)
-            if not isinstance(b, T):
-                self.use(pb, b, "an operand of a tensor op")
-            elif isinstance(pb, Src):
-                self.tensor_src(b, pb.e)
-            return CONST
+            scalars = []
+            for p, v in ((pa, a), (pb, b)):
+                if not isinstance(v, T):
+                    scalars.append((p, v))
+                elif isinstance(p, Src):
+                    self.tensor_src(v, p.e)
+            finish = self._defer_floats(scalars)
+            if finish is None:
+                return CONST
+
+            def result(real, pushed):
+                finish()
+                return [CONST]
+            return result
         if pa is CONST and pb is CONST:
             return CONST
         ok = all(isinstance(p, (Src, _Const)) and (_is_prim(v) or isinstance(p, Src)) for p, v in
@@ -1141,13 +1159,15 @@ class Tracer:
         inplace = ins.arg >= 13
         if inplace and type(a) in (list, dict, set):
             raise Refused("an in-place operator on a container")
-        return 2, [self._pure2(fn, pa, a, pb, b)]
+        r = self._pure2(fn, pa, a, pb, b)
+        return 2, (r if callable(r) else [r])
 
     _CMPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
              ">=": operator.ge}
 
     def op_COMPARE_OP(self, fr, ins, stk, frame):
-        return 2, [self._pure2(self._CMPS[ins.argval], fr.stack[-2], stk[-2], fr.stack[-1], stk[-1])]
+        r = self._pure2(self._CMPS[ins.argval], fr.stack[-2], stk[-2], fr.stack[-1], stk[-1])
+        return 2, (r if callable(r) else [r])
 
     def op_IS_OP(self, fr, ins, stk, frame):
         pa, pb, a, b = fr.stack[-2], fr.stack[-1], stk[-2], stk[-1]
@@ -1419,6 +1439,7 @@ class Tracer:
                 e = Expr("mcall", recv_p.e, short, *[Expr("lit", v) for v in args_v])
 
                 def result(real, pushed, e=e):
+                    done(real, pushed)  # the op's own bookkeeping (floats read at each call)
                     return [CONST if isinstance(real[-1], T) else Src(e)]
                 return result
             return done
@@ -1514,12 +1535,43 @@ class Tracer:
                     for i, x in enumerate(v):
                         self.tensor_src(x, Expr("item", q.e, i))
                     return
-            self.use(q, v, "a non-tensor argument of a tensor op")
+            scalars.append((q, v))
+        scalars = []
         for p, v in zip(pos_p, pos):
             visit(p, v)
         for k, v in kw.items():
             visit(kw_p[k], v)
-        return lambda real, pushed: [CONST] * pushed
+        visit = None  # recursive: a cycle through its cell otherwise
+        finish = self._defer_floats(scalars)
+
+        def result(real, pushed):
+            if finish:
+                finish()
+            return [CONST] * pushed
+        return result
+
+    def _defer_floats(self, pairs):
+        """The non-tensor operands of one tensor op. A float with a source is read at each call, as
+        tier 1 reads it (a scalar input of the graph), when the op recorded one node that holds
+        it; anything else is guarded. Returns what completes that once the op ran, or None."""
+        deferred = []
+        for p, v in pairs:
+            if type(v) is float and isinstance(p, Src):
+                deferred.append((p.e, v))
+            else:
+                self.use(p, v, "a non-tensor argument of a tensor op")
+        if not deferred:
+            return None
+        before, where = _dyn._lift_nodes(), self.where
+
+        def finish():
+            after = _dyn._lift_nodes()
+            for e, v in deferred:
+                if before >= 0 and after == before + 1:
+                    self.floats.append((before, e, v, where))
+                else:
+                    self.guard("type_eq", e, v)
+        return finish
 
     def _pure_call(self, fn, pos, pos_p, kw, kw_p):
         T = _tensor_type()
@@ -1711,6 +1763,21 @@ def _build(tracer, result, outs, snapshot):
         del cg.lines[n0:]
         input_ids.append(vid)
         fetch.append(code)
+    float_slots, float_fetch = [], []
+    for node, e, v, where in tracer.floats:
+        slot = _dyn._lift_float_slot(tracer.state, node, v)
+        n0 = len(cg.lines)
+        code = cg.expr(e)
+        body.extend(cg.lines[n0:])
+        del cg.lines[n0:]
+        if slot < 0:  # not found in the node: the value itself is guarded
+            g = Guard("type_eq", e, v, where)
+            body.append(f"if not ({emit_guard(g)}): return MISS")
+            tracer.meta_lines.append((g.text(tracer.names), where))
+            continue
+        float_slots += [node, slot]
+        float_fetch.append(code)
+        tracer.meta_lines.append((f"{_text(e, tracer.names)} is a float read at each call ({v!r} when traced)", where))
     missing = sorted(set(graph_inputs) - set(input_ids))
     if missing:
         raise Refused(f"input %{missing[0]} of the graph has no source the next call could fetch it from")
@@ -1745,10 +1812,11 @@ def _build(tracer, result, outs, snapshot):
         raise Refused(f"the function returns a {type(v).__name__} that cannot be rebuilt without the body")
 
     ret_code = rebuild(value, prov)
-    return body, fetch, input_ids, ret_code, cg
+    rebuild = None  # a recursive closure is a cycle (through its cell): it would keep the tracer to a gc
+    return body, fetch, input_ids, ret_code, cg, float_slots, float_fetch
 
 
-def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames):
+def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch):
     src = ["def hit(A, KW, C, M):"]
     src.append(f"    if len(A) != {nargs} or len(KW) != {len(kwnames)}: return MISS")
     for k in kwnames:
@@ -1757,9 +1825,11 @@ def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames):
     for line in body:
         src.append("        " + line)
     src.append(f"        I = ({''.join(c + ', ' for c in fetch)})")
+    if float_fetch:
+        src.append(f"        F = ({''.join(c + ', ' for c in float_fetch)})")
     src.append("    except Exception:")
     src.append("        return MISS")
-    src.append("    R = PLAN(I, C)")
+    src.append("    R = PLAN(I, C, F)" if float_fetch else "    R = PLAN(I, C)")
     src.append("    if R is None: return MISS")
     src.append(f"    return {ret_code}")
     text = "\n".join(src)
@@ -1799,6 +1869,7 @@ def result_tensors(result):
             for x in v.values():
                 walk(x)
     walk(result)
+    walk = None  # recursive: a cycle through its cell otherwise (holding the result's tensors)
     return out
 
 
@@ -1811,12 +1882,13 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
             raise Refused("the result requires grad: autograd needs its history, which only running the body "
                           "builds (under dyn.no_grad() the entry can be lifted)")
     tracer.names = names_for(owner)
-    body, fetch, input_ids, ret_code, cg = _build(tracer, tracer.ret, outs, snapshot)
-    plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]))
+    tracer.state = owner._state
+    body, fetch, input_ids, ret_code, cg, float_slots, float_fetch = _build(tracer, tracer.ret, outs, snapshot)
+    plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]), float_slots)
     if isinstance(plan, str):
         raise Refused(plan, "")
     nargs = tracer.nargs
-    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames)
+    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch)
     names = tracer.names
     lift = Lift(plan.entry, [(g.text(names), g.where) for g in tracer.guards] + tracer.meta_lines, hit, plan,
                 tracer.instructions,

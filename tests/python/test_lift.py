@@ -151,6 +151,25 @@ class TestLifted(Base):
             self.check(lin, [((X,), None), ((X,), None),
                              ((X,), lambda: lin.register_forward_hook(lambda mod, a, out: out * 2)), ((X,), None)])
 
+    def test_floats_are_read_at_each_call(self):
+        # As in tier 1, a float an op reads is an input of the graph: an lr schedule keeps one lifted
+        # entry; an int is baked in and guarded.
+        sched = {"lr": 0.1}
+
+        def f(x, scale):
+            return (x * scale).tanh() + sched["lr"] * 0.5
+
+        calls = [((X, 0.5), None), ((X, 0.7), lambda: sched.update(lr=0.2)), ((X, -0.0), None),
+                 ((X, 0.9), lambda: sched.update(lr=0.3))]
+        cf = self.check(f, calls)
+        self.assertEqual(cf._state.entries, 1)
+        lines = [t for lift in cf._lifts for t, _ in lift.guard_lines()]
+        self.assertIn("scale is a float read at each call (0.5 when traced)", lines)
+        cf2 = dyn.compile(f, lift=True)
+        cf2(X, 0.5)
+        cf2(X, 2)  # an int: another entry
+        self.assertEqual(cf2._state.entries, 2)
+
     def test_returns_python_values_and_containers(self):
         def f(x, n):
             return {"y": x + n, "n": n, "pair": (x * 2, [n, n + 1])}
