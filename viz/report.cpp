@@ -121,6 +121,7 @@ std::string html_report(const std::string& title) {
   };
   row("calls", std::to_string(c.calls));
   row("cache hits", std::to_string(c.cache_hits));
+  row("of them without running the body (tier 2)", std::to_string(c.lifted_hits));
   row("compiles", std::to_string(c.compiles));
   row("recompiles", std::to_string(c.recompiles));
   row("graph breaks", std::to_string(c.graph_breaks));
@@ -242,6 +243,9 @@ std::string html_report(const std::string& title) {
   }
   if (cards.empty()) body += "<p>No graph breaks.</p>\n";
 
+  // Trace once: which entries skip the body, and what keeps Python running in the others.
+  body += "<h2 id=\"python\">Which calls skip the body</h2>\n<pre>" + esc(why_python_text("")) + "</pre>\n";
+
   // Where the time went: what :profile shows, the slowest steps and each graph's and line's time.
   body += "<h2 id=\"time\">Where the time went</h2>\n<pre>" + esc(profile_text("")) + "</pre>\n";
 
@@ -279,6 +283,7 @@ std::string html_report(const std::string& title) {
       "<li><a href=\"#why\">Why it recompiled</a></li>\n"
       "<li><a href=\"#functions\">Compiled functions</a></li>\n"
       "<li><a href=\"#trie\">Where the graphs came from</a></li>\n<li><a href=\"#breaks\">Graph breaks</a></li>\n"
+      "<li><a href=\"#python\">Which calls skip the body</a></li>\n"
       "<li><a href=\"#time\">Where the time went</a></li>\n"
       "<li><a href=\"#graphs\">Graphs</a><ul>\n";
   for (const auto& r : graphs) toc += fmt::format("<li><a href=\"#g-{}\">{}</a></li>\n", anchor(r->id()), esc(r->id()));

@@ -154,6 +154,11 @@ def _trusted_value(v):
     return type(v).__name__ in ("dtype", "device", "layout", "memory_format") and type(v).__module__ in ("dyn", "_dyn")
 
 
+def _is_module(obj):
+    from .nn.modules.module import Module
+    return isinstance(obj, Module)
+
+
 def _library(code):
     return code.co_filename.startswith(_PKG)
 
@@ -487,6 +492,7 @@ class Tracer:
         self.made_functions = {}  # id(function made in the call) -> (function, its cells' provenance)
         self.where_of = {}  # tensor source -> the line that read it
         self.floats = []  # (node, source, value when traced, line): floats read at each call
+        self.new_objs = {}  # id -> the library objects the call made (kept alive while it runs)
         self.meta_lines = []  # guards on tensors read for their metadata only, as text
         self.names = {}
         self.scoped = set()  # ids of the library's context managers entered (scoped global state)
@@ -536,6 +542,7 @@ class Tracer:
         self.lists.clear()
         self.cells.clear()
         self.made_functions.clear()
+        self.new_objs.clear()
         self.cur = None  # a frame object keeps its locals (lazy tensors) alive after it returns
         self.expect = None
 
@@ -671,6 +678,8 @@ class Tracer:
         return p
 
     def attr(self, p, obj, name, val):
+        if id(obj) in self.new_objs and self.new_objs[id(obj)] is obj:
+            return CONST  # an object the call made: fixed by what made it
         if isinstance(p, Super):
             if isinstance(val, types.MethodType):
                 return Bound(val.__func__, p.self_p)
@@ -683,6 +692,14 @@ class Tracer:
                     self.tensor_src(obj, p.e)
             return CONST
         if isinstance(p, Src):
+            # A module's parameter, buffer or submodule, found by Module.__getattr__ (Python, slow):
+            # read from its dict directly, which is what that lookup does.
+            d = getattr(obj, "__dict__", None)
+            if d is not None and name not in d and _is_module(obj) and not hasattr(type(obj), name):
+                for kind in ("_parameters", "_buffers", "_modules"):
+                    reg = d.get(kind)
+                    if reg is not None and name in reg and reg[name] is val:
+                        return Src(Expr("item", Expr("attr", p.e, kind), name))
             return Src(Expr("attr", p.e, name))
         if p is CONST:
             if _trusted_value(val):
@@ -1475,6 +1492,18 @@ class Tracer:
             return [CONST]
         if isinstance(callee, type) and callee.__module__ in ("builtins",):
             return self._pure_call(callee, pos, pos_p, kw, kw_p)
+        if isinstance(callee, type) and (callee.__module__ or "").split(".")[0] == "dyn" and not issubclass(
+                callee, _tensor_type()):
+            # A library object made in the call (dyn.no_grad(), a Size): from its guarded arguments
+            for p, v in zip(pos_p, pos):
+                self.use(p, v, f"an argument of {callee.__name__}")
+            for k, v in kw.items():
+                self.use(kw_p[k], v, f"an argument of {callee.__name__}")
+
+            def made(real, pushed):
+                self.new_objs[id(real[-1])] = real[-1]
+                return [CONST]
+            return made
         raise Refused(f"calls {name}, a C function dyn does not know to be pure")
 
     def _dict_view(self, d, m, kind):
@@ -1698,6 +1727,31 @@ def _meta_text(t):
         ", requires_grad" if t.requires_grad else "")
 
 
+_META_ATTRS = {"shape", "ndim", "dtype", "requires_grad", "device", "is_cuda", "layout", "is_sparse", "is_quantized"}
+_META_METHODS = {"size", "dim", "ndimension", "stride", "is_contiguous", "numel", "nelement", "is_floating_point",
+                 "is_complex", "element_size", "get_device"}
+
+
+def _implied_by_tensor_guards(e, input_exprs):
+    """e is computed from constants and the guarded metadata of graph inputs alone."""
+    op, a = e.op, e.args
+    if op == "lit":
+        return True
+    if op == "attr" and a[1] in _META_ATTRS and a[0] in input_exprs:
+        return True
+    if op == "attr" and a[0].op == "attr" and a[0].args[1] == "dtype":  # x.dtype.is_floating_point
+        return _implied_by_tensor_guards(a[0], input_exprs)
+    if op == "mcall" and a[1] in _META_METHODS and a[0] in input_exprs:
+        return all(_implied_by_tensor_guards(x, input_exprs) for x in a[2:])
+    if op == "item":
+        return _implied_by_tensor_guards(a[0], input_exprs)
+    if op in ("binop", "unary"):
+        return all(_implied_by_tensor_guards(x, input_exprs) for x in a[1:])
+    if op == "call" and a[0] in (len, tuple, list, int, bool, float):
+        return all(_implied_by_tensor_guards(x, input_exprs) for x in a[1:])
+    return False
+
+
 def key_of(t, e):
     return (id(t), e)
 
@@ -1733,7 +1787,13 @@ def _build(tracer, result, outs, snapshot):
             return f"{code} is {cg.expr(g.other)}"
         raise AssertionError(g.kind)
 
+    # The engine checks each graph input's dtype, shape, strides and requires_grad: a Python guard
+    # over only those of graph inputs is implied, and skipped.
+    srcs = list(tracer.tensor_srcs.values())
+    input_exprs = {e for (t, e), vid in zip(srcs, of_sources) if vid >= 0}
     for g in tracer.guards:
+        if g.kind in ("type_eq", "bool", "none") and _implied_by_tensor_guards(g.e, input_exprs):
+            continue
         n0 = len(cg.lines)
         cond = emit_guard(g)
         body.extend(cg.lines[n0:])

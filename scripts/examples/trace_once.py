@@ -1,5 +1,6 @@
-# Tier 2 (trace once): dyn.compile(lift=True) serves a cache hit without running the body, where a
-# one-time analysis of the recording call shows that is exact. Run: dynrepl scripts/examples/trace_once.py
+# Tier 2 (trace once): a cache hit runs the compiled graph without running the body, where a
+# one-time analysis of the recording call shows that is exact (dyn.compile(lift=False) turns it
+# off). Run: dynrepl scripts/examples/trace_once.py, then :why-python and :guards at the prompt.
 import time
 
 import dyn
@@ -22,7 +23,7 @@ def timed(f, *a, reps=2000):
 
 x = dyn.randn(8)
 replayed = dyn.compile(chain, lift=False)
-lifted = dyn.compile(chain, lift=True, verify=False)
+lifted = dyn.compile(chain)
 assert dyn.equal(replayed(x, 100), lifted(x, 100))
 print(f"100 tiny ops: replayed {timed(replayed, x, 100):.1f} us a call, lifted {timed(lifted, x, 100):.1f} us")
 print("lifted hits:", lifted._state.lifted_hits)
@@ -37,7 +38,7 @@ def noisy(x):
     return x + 1
 
 
-cn = dyn.compile(noisy, lift=True)
+cn = dyn.compile(noisy)
 for _ in range(2):
     cn(x)
 print()
