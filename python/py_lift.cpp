@@ -248,6 +248,22 @@ DYN_FAST(f_lift_note) {
   Py_RETURN_NONE;
 }
 
+// _lift_miss(state, entry, text): why a lifted entry did not serve the function's last call (its
+// Python guard that failed, expected vs actual), for :why-python. Not an event: like tier 1's
+// guard failures on a call some entry served, it explains no recompile.
+DYN_FAST(f_lift_miss) {
+  PyObject* a[3];
+  parse_args("_lift_miss", args, nargs, kw, {"state", "entry", "text"}, 3, a);
+  std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
+  if (!fn) throw_type_error("_lift_miss(): expected a compiled function state");
+  int e = static_cast<int>(int_arg("_lift_miss", "entry", a[1]));
+  if (e < 0 || e >= fn->num_entries()) Py_RETURN_NONE;
+  Entry& entry = fn->entry_for_notes(e);
+  entry.last_miss = str_arg_of("_lift_miss", a[2]);
+  entry.misses++;
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_frame_stack) {
   PyObject* a[1];
   parse_args("_frame_stack", args, nargs, kw, {"frame"}, 1, a);
@@ -261,6 +277,7 @@ PyMethodDef lift_functions[] = {
     DYN_ENTRY("_lift_nodes", f_lift_nodes, "the nodes of the running call's segment so far"),
     DYN_ENTRY("_last_entry", f_last_entry, "the cache entry that served a function's last call (-1: none)"),
     DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
+    DYN_ENTRY("_lift_miss", f_lift_miss, "note why a lifted entry did not serve a call"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -589,6 +589,9 @@ std::string why_python_text(const std::string& fn) {
         out += fmt::format("{}[{}]: lifted: {} of {} hits ran without the body; {} Python guard{} (:guards {})\n",
                            f->name(), e, entry.lifted_hits, entry.hits, entry.python_guards.size(),
                            entry.python_guards.size() == 1 ? "" : "s", f->name());
+        if (!entry.last_miss.empty())
+          out += fmt::format("  {} call{} it did not serve; the last: {}\n", entry.misses, entry.misses == 1 ? "" : "s",
+                             entry.last_miss);
       } else if (!entry.tier1_reason.empty()) {
         out += fmt::format("{}[{}]: the body runs at each call: {}\n", f->name(), e, entry.tier1_reason);
         if (!entry.tier1_where.empty()) {
@@ -629,8 +632,7 @@ std::string stats_text() {
       "graphs {}{}\n",
       c.calls, c.cache_hits,
       c.lifted_hits > 0 ? fmt::format(" ({} without running the body)", c.lifted_hits) : std::string(), c.compiles,
-      c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
-      query::graphs().size(),
+      c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks, query::graphs().size(),
       query::events_dropped() > 0 ? fmt::format("  events dropped {} (the history keeps the newest {})",
                                                 query::events_dropped(), query::event_limit())
                                   : std::string());

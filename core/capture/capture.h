@@ -98,6 +98,8 @@ struct Entry {
   bool lifted = false;
   std::vector<std::string> python_guards;
   std::string tier1_reason, tier1_where;
+  std::string last_miss;  // the Python guard that failed when it last did not serve a call
+  int64_t misses = 0;
 };
 
 // The engine's state of one dyn.compile'd function: its options and its cache entries.

@@ -154,6 +154,9 @@ class CompiledFunction:
                         return self._verify_hit(lift, r, args, kwargs)
                     lift.hits += 1
                     return r
+            misses = [(lift.entry, _lift.describe_miss(lift)) for lift in lifts]
+        else:
+            misses = None
         trace = self._lift_on and self._lift_budget > 0 and not self._verifying
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
@@ -190,6 +193,10 @@ class CompiledFunction:
             raise
         if tracer is not None:
             self._after_trace(tracer, result, outs, snapshot, seconds)
+        if misses:  # why each lifted entry did not serve this call, for :why-python
+            for entry, miss in misses:
+                if miss is not None:
+                    _dyn._lift_miss(self._state, entry, miss)
         return result
 
     def _after_trace(self, tracer, result, outs, snapshot, seconds):

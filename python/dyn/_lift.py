@@ -1752,6 +1752,21 @@ def _implied_by_tensor_guards(e, input_exprs):
     return False
 
 
+def _expected_text(g):
+    v = g.value
+    if g.kind == "type_eq":
+        return repr(v)
+    if g.kind == "bool":
+        return f"bool() {v}"
+    if g.kind == "none":
+        return "None" if v else "not None"
+    if g.kind == "absent":
+        return "not a global"
+    if g.kind == "same":
+        return "the same object"
+    return getattr(v, "__qualname__", None) or f"the {type(v).__name__} seen when traced"
+
+
 def key_of(t, e):
     return (id(t), e)
 
@@ -1791,6 +1806,12 @@ def _build(tracer, result, outs, snapshot):
     # over only those of graph inputs is implied, and skipped.
     srcs = list(tracer.tensor_srcs.values())
     input_exprs = {e for (t, e), vid in zip(srcs, of_sources) if vid >= 0}
+    infos = []  # per guard in the code: (text, what it expected, where); a miss stores its index and value
+
+    def check(cond, value_code, text, expected, where):
+        infos.append((text, expected, where))
+        body.append(f"if not ({cond}): L[0] = ({len(infos) - 1}, {value_code}); return MISS")
+
     for g in tracer.guards:
         if g.kind in ("type_eq", "bool", "none") and _implied_by_tensor_guards(g.e, input_exprs):
             continue
@@ -1798,7 +1819,8 @@ def _build(tracer, result, outs, snapshot):
         cond = emit_guard(g)
         body.extend(cg.lines[n0:])
         del cg.lines[n0:]
-        body.append(f"if not ({cond}): return MISS")
+        code = "None" if g.kind in ("absent", "same") else cg.expr(g.e)
+        check(cond, code, g.text(tracer.names), _expected_text(g), g.where)
     # graph inputs, in the plan's order: every source of one (a tensor read from two places is
     # fetched from both; the engine checks they are one tensor again)
     srcs = list(tracer.tensor_srcs.values())
@@ -1813,7 +1835,8 @@ def _build(tracer, result, outs, snapshot):
             code = cg.expr(e)
             body.extend(cg.lines[n0:])
             del cg.lines[n0:]
-            body.append(f"if {cg.k(_tensor_meta)}({code}) != {cg.k(_tensor_meta(t))}: return MISS")
+            check(f"{cg.k(_tensor_meta)}({code}) == {cg.k(_tensor_meta(t))}", f"{cg.k(_meta_text)}({code})",
+                  f"the metadata of {_text(e, tracer.names)}", _meta_text(t), tracer.where_of.get(key_of(t, e), ""))
             tracer.meta_lines.append((f"{_text(e, tracer.names)}: {_meta_text(t)} (its metadata is baked in)",
                                       tracer.where_of.get(key_of(t, e), "")))
             continue
@@ -1832,7 +1855,7 @@ def _build(tracer, result, outs, snapshot):
         del cg.lines[n0:]
         if slot < 0:  # not found in the node: the value itself is guarded
             g = Guard("type_eq", e, v, where)
-            body.append(f"if not ({emit_guard(g)}): return MISS")
+            check(emit_guard(g), code, g.text(tracer.names), repr(v), where)
             tracer.meta_lines.append((g.text(tracer.names), where))
             continue
         float_slots += [node, slot]
@@ -1872,11 +1895,12 @@ def _build(tracer, result, outs, snapshot):
         raise Refused(f"the function returns a {type(v).__name__} that cannot be rebuilt without the body")
 
     ret_code = rebuild(value, prov)
+    tracer.guard_infos = infos
     rebuild = None  # a recursive closure is a cycle (through its cell): it would keep the tracer to a gc
     return body, fetch, input_ids, ret_code, cg, float_slots, float_fetch
 
 
-def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch):
+def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch, missed):
     src = ["def hit(A, KW, C, M):"]
     src.append(f"    if len(A) != {nargs} or len(KW) != {len(kwnames)}: return MISS")
     for k in kwnames:
@@ -1893,7 +1917,7 @@ def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch):
     src.append("    if R is None: return MISS")
     src.append(f"    return {ret_code}")
     text = "\n".join(src)
-    ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan}
+    ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan, "L": missed}
     exec(compile(text, "<dyn lifted call>", "exec"), ns)
     return ns.pop("hit"), text  # not left in its own globals: a cycle would keep the plan until a gc
 
@@ -1948,12 +1972,14 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
     if isinstance(plan, str):
         raise Refused(plan, "")
     nargs = tracer.nargs
-    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch)
+    missed = [None]
+    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch, missed)
     names = tracer.names
     lift = Lift(plan.entry, [(g.text(names), g.where) for g in tracer.guards] + tracer.meta_lines, hit, plan,
                 tracer.instructions,
                 seconds, nargs, tracer.kwnames)
     lift.code = text
+    lift.missed, lift.infos = missed, tracer.guard_infos
     return lift
 
 
@@ -1992,3 +2018,22 @@ def compare(got, want, path="the result"):
     if got is want or got == want:
         return ""
     return f"{got!r} for {path} where {want!r} was expected"
+
+
+def describe_miss(lift):
+    """Why lift's last try did not serve the call, as one line (then forgets the value it kept), or
+    None when it did not get as far as a guard (another call shape)."""
+    m = lift.missed[0]
+    lift.missed[0] = None
+    if m is None:
+        why = lift.plan.last_failure
+        return f"the engine's check failed: {why}" if why else None
+    i, value = m
+    text, expected, where = lift.infos[i]
+    try:
+        actual = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that raises is only a worse message
+        actual = f"a {type(value).__name__}"
+    if len(actual) > 80:
+        actual = actual[:77] + "..."
+    return f"{text} failed (expected {expected}, got {actual}) at {where.rsplit('/', 1)[-1]}"
