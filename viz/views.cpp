@@ -641,6 +641,21 @@ std::string stats_text() {
                      c.paused_s > 0
                          ? fmt::format("  (stopped at breakpoints {:.3f} ms, counted in none)", c.paused_s * 1e3)
                          : std::string());
+  {
+    int lifted = 0, entries = 0;
+    double analysis = 0;
+    for (const auto& f : query::functions()) {
+      analysis += f->lift_s;
+      for (const Entry& e : f->entries()) {
+        entries++;
+        lifted += e.lifted ? 1 : 0;
+      }
+    }
+    if (analysis > 0 && entries > 0)
+      out += fmt::format("trace once: {} of {} entries run without the body; their one-time analysis {:.3f} ms "
+                         "(:why-python)\n",
+                         lifted, entries, analysis * 1e3);
+  }
   std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
   for (const auto& f : query::functions()) {
     if (f->calls == 0 || f->name().rfind("explain(", 0) == 0) continue;

@@ -21,13 +21,23 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
   const Entry& entry = fn->entries()[e];
   // A trace that returns right after a break ends in an empty segment: still more than one.
   if (entry.segments.size() != 1) {
-    *refusal = fmt::format("the trace has {} graphs (a graph break): Python runs between them", entry.segments.size());
+    const Segment& first = *entry.segments[0];
+    *refusal = fmt::format("the trace has {} graphs: Python runs between them (a graph break, {}, at {})",
+                           entry.segments.size(), break_kind_name(first.break_kind), first.break_where.str());
     return nullptr;
   }
   const std::shared_ptr<Segment>& seg = entry.segments[0];
   const Graph& g = seg->graph;
   if (g.dynamic || !entry.symbols.empty()) {
-    *refusal = "the graph has dynamic sizes: tier 2 binds static shapes only";
+    std::string which;
+    for (const Value& v : g.values)
+      if (v.producer < 0 && which.empty())
+        for (size_t d = 0; d < v.sym_shape().size(); ++d)
+          if (v.sym_shape()[d].symbolic()) {
+            which = fmt::format(" ({}.size({}) is dynamic)", v.input_name().empty() ? "an input" : v.input_name(), d);
+            break;
+          }
+    *refusal = "the graph has dynamic sizes" + which + ": tier 2 binds static shapes only yet";
     return nullptr;
   }
   std::vector<bool> is_input(g.values.size(), false);

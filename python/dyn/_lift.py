@@ -98,6 +98,15 @@ class Iter(Prov):
         return p
 
 
+class Gen(Prov):
+    """A generator expression made in the call: the provenance of what it yielded so far."""
+    __slots__ = ("provs", "func", "yields", "values", "why")
+
+    def __init__(self, provs, func):
+        self.provs, self.func, self.yields, self.values = provs, func, [], []
+        self.why = "a generator expression (only consumed at once by tuple(), all(), unpacking or a loop)"
+
+
 class Method(Prov):
     """LOAD_METHOD's function slot: type(obj).name, called with obj."""
     __slots__ = ("obj", "name")
@@ -178,8 +187,13 @@ _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", 
 _TENSOR_IMPURE = {"item", "tolist", "numpy", "backward", "register_hook", "retain_grad", "requires_grad_", "set_",
                   "share_memory_", "data_ptr", "untyped_storage", "storage", "register_post_accumulate_grad_hook", "storage_offset",
                   "__setstate__", "record_stream", "pin_memory"}
-_DYN_IMPURE_WORDS = ("set", "seed", "sync", "save", "load", "region", "mark", "name_input", "reset", "print", "write",
-                     "grad_enabled", "event", "break")
+# _dyn's functions that are ops (recorded into the graph; their non-tensor operands guarded). Every
+# other function of _dyn reads or changes state the graph does not hold (grad mode, the seed, the
+# capture itself) and keeps the body running.
+_DYN_OPS_PRIVATE = {"_cumsum", "_index_add", "_layer_norm", "_scatter", "_sort", "_as_subclass", "_check_device"}
+# (Grad mode and the default dtype may be read: the engine guards both.)
+_DYN_STATE = {"initial_seed", "manual_seed", "set_default_dtype", "set_num_threads", "sync", "get_num_threads",
+              "set_printoptions", "seed", "blas_info"}
 _TENSOR_SOURCE_ATTRS = {"grad", "data", "_base", "grad_fn", "is_leaf", "_version"}
 
 
@@ -359,11 +373,12 @@ class Guard:
 
 
 class _Frame:
-    __slots__ = ("frame", "code", "instrs", "stack", "locals", "cells", "pending", "kwnames", "library", "func")
+    __slots__ = ("frame", "code", "instrs", "stack", "locals", "cells", "pending", "kwnames", "library", "func", "gen")
 
     def __init__(self, frame, provs, func):
         self.frame = frame
         self.func = func  # the function running: its globals, closure and defaults are read through it
+        self.gen = None  # the Gen when this is a generator expression's frame
         self.code = frame.f_code
         self.instrs = _instructions(self.code)
         self.stack = []
@@ -379,6 +394,7 @@ class _Frame:
                 self.cells[name] = provs[name]
 
 
+_YIELD = dis.opmap["YIELD_VALUE"]
 _instr_cache = weakref.WeakKeyDictionary()  # a code object's instructions by offset; never keeps it alive
 
 
@@ -493,6 +509,7 @@ class Tracer:
         self.where_of = {}  # tensor source -> the line that read it
         self.floats = []  # (node, source, value when traced, line): floats read at each call
         self.new_objs = {}  # id -> the library objects the call made (kept alive while it runs)
+        self.gens = {}  # id(generator made in the call) -> (generator, its Gen)
         self.meta_lines = []  # guards on tensors read for their metadata only, as text
         self.names = {}
         self.scoped = set()  # ids of the library's context managers entered (scoped global state)
@@ -543,6 +560,9 @@ class Tracer:
         self.cells.clear()
         self.made_functions.clear()
         self.new_objs.clear()
+        for _, gen in self.gens.values():
+            gen.values.clear()  # the values it yielded (lazy tensors among them)
+        self.gens.clear()
         self.cur = None  # a frame object keeps its locals (lazy tensors) alive after it returns
         self.expect = None
 
@@ -572,6 +592,17 @@ class Tracer:
             self.frames[id(frame)] = fr
             frame.f_trace_opcodes = True
             return self._local
+        if code.co_flags & 0x20 and code.co_name == "<genexpr>":
+            fr = self.frames.get(id(frame))
+            if fr is not None and fr.frame is frame:  # resumed after a yield
+                return self._local
+            for g, gen in self.gens.values():
+                if g.gi_frame is frame:
+                    fr = _Frame(frame, dict(gen.provs), gen.func)
+                    fr.gen = gen
+                    self.frames[id(frame)] = fr
+                    frame.f_trace_opcodes = True
+                    return self._local
         # A frame nobody called directly: a dunder run by an instruction, a property, a finalizer.
         back = frame.f_back
         if back is None or id(back) not in self.frames:
@@ -592,6 +623,10 @@ class Tracer:
             if event == "opcode":
                 self.instructions += 1
                 self._step(fr, frame)
+            elif event == "return" and fr.gen is not None and frame.f_code.co_code[frame.f_lasti] == _YIELD:
+                pass  # suspended at a yield: its frame (and what op_YIELD_VALUE left pending) lives on
+            elif event == "return" and fr.gen is not None:
+                del self.frames[id(frame)]  # the generator is exhausted
             elif event == "return":
                 self._finish(fr, frame, returning=True)
                 prov = fr.stack[-1] if fr.stack else Opaque("the return value")
@@ -653,6 +688,16 @@ class Tracer:
         if isinstance(p, (Iter, Method)):
             return
         raise Refused(f"{why} depends on a value of unknown origin ({p.why})")
+
+    def use_prov(self, p, why):
+        """Like use() for a value no longer at hand (a generator's yield): only constants pass."""
+        if p is CONST:
+            return
+        if isinstance(p, (Seq, Map)):
+            for q in (p.items.values() if isinstance(p, Map) else p.items):
+                self.use_prov(q, why)
+            return
+        raise Refused(f"{why} came from outside the call (guarding it is not modeled)")
 
     def tensor_src(self, t, e):
         # Every source a tensor was read from is fetched: the engine checks that the tensors that
@@ -733,7 +778,15 @@ class Tracer:
         if p is CONST and _is_prim(key):
             self.use(kp, key, "a key")
             return CONST if _is_prim(val) or _trusted_value(val) else Src(Expr("item", Expr("k", obj), key))
+        if type(key) is slice:
+            for x in (key.start, key.stop, key.step):
+                if x is not None and not _is_prim(x):
+                    return Opaque("a slice by a value of unknown kind")
         self.use(kp, key, "a key")
+        if p is CONST and (_is_prim(val) or _trusted_value(val)):
+            return CONST  # a slice of a constant (x.shape[-n:]) is one
+        if isinstance(p, Src) and type(key) is slice and _is_prim(val):
+            return Src(Expr("item", p.e, key))
         return Opaque("an item of a value of unknown origin") if not isinstance(p, Opaque) else p
 
     # -- instructions --
@@ -1028,6 +1081,8 @@ class Tracer:
 
     def items_of(self, p, v):
         """The provenance of each item of v, for unpacking or iterating it all at once."""
+        if isinstance(p, Gen):
+            raise Refused("a generator expression consumed where its items cannot be followed")
         p = self.prov_of_container(v, p)
         if isinstance(v, _tensor_type()):
             if isinstance(p, Src):
@@ -1053,6 +1108,10 @@ class Tracer:
         raise Refused(f"unpacks a value of unknown origin ({p.why if isinstance(p, Opaque) else p})")
 
     def op_UNPACK_SEQUENCE(self, fr, ins, stk, frame):
+        if isinstance(fr.stack[-1], Gen):  # `a, b = (f(t) for t in ...)`: what it yields, once run
+            gen, n = fr.stack[-1], ins.arg
+            return 1, lambda real, pushed: list(reversed(gen.yields[-n:])) if len(gen.yields) >= n else [
+                Opaque("an item of a generator")] * pushed
         items = self.items_of(fr.stack[-1], stk[-1])
         if len(items) != ins.arg:
             raise Refused("internal: unpacking a sequence of another length")
@@ -1062,6 +1121,8 @@ class Tracer:
         v, p = stk[-1], fr.stack[-1]
         if isinstance(p, Iter):
             return 1, [p]
+        if isinstance(p, Gen):  # a loop over a generator expression: item i is its i-th yield
+            return 1, [Iter(lambda i, g=p: g.yields[i] if i < len(g.yields) else Opaque("past the end"))]
         p = self.prov_of_container(v, p)
         if isinstance(p, Seq) and type(v) is list:
             # A list made in the call may grow while iterated: follow its shadow.
@@ -1304,6 +1365,13 @@ class Tracer:
             return 2, []
         raise Refused("deletes an item of a container")
 
+    def op_YIELD_VALUE(self, fr, ins, stk, frame):
+        if fr.gen is None:
+            raise Refused("yields: a generator's body runs outside the call")
+        fr.gen.yields.append(fr.stack[-1])
+        fr.gen.values.append(stk[-1])
+        return 1, [CONST]  # popped; on resuming, the value sent (None) is pushed
+
     def op_RETURN_VALUE(self, fr, ins, stk, frame):
         return None  # the 'return' event takes the top of the stack
 
@@ -1433,6 +1501,22 @@ class Tracer:
                 self.last_return = None
                 return [r if r is not None else Opaque("a call's result")]
             return result
+        if f is not None and f.__code__.co_name == "<genexpr>" and f.__code__.co_flags & 0x20 and not kw:
+            # A generator expression: its frame runs while something consumes it (tuple(), all(),
+            # unpacking, a for loop); it is followed then, and what it yields is recorded.
+            made = self.made_functions.get(id(f))
+            provs = _bind(f, pos_p, pos, kw_p)
+            if made is not None and made[0] is f:
+                for name, (cell, cellp) in zip(f.__code__.co_freevars, made[1]):
+                    provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
+            else:
+                provs.update(_closure_provs(f))
+            gen = Gen(provs, fr.func)
+
+            def made_gen(real, pushed):
+                self.gens[id(real[-1])] = (real[-1], gen)
+                return [gen]
+            return made_gen
         if f is not None:
             raise Refused(f"calls {f.__qualname__}, a generator or coroutine function")
         # A C callable, a class, or something else.
@@ -1462,9 +1546,8 @@ class Tracer:
             return done
         if module in ("_dyn", "dyn") or (isinstance(owner, types.ModuleType) and owner.__name__ == "_dyn"):
             short = getattr(callee, "__name__", "")
-            if any(w in short for w in _DYN_IMPURE_WORDS) or short.startswith("_") and short not in (
-                    "_get_grad_enabled",):
-                raise Refused(f"calls _dyn.{short}, which changes state the graph does not hold")
+            if short in _DYN_STATE or short.startswith("_") and short not in _DYN_OPS_PRIVATE:
+                raise Refused(f"calls _dyn.{short}, which reads or changes state the graph does not hold")
             return self._op_call(pos, pos_p, kw, kw_p)
         if callee in _PURE_BUILTINS or module in _PURE_MODULES:
             return self._pure_call(callee, pos, pos_p, kw, kw_p)
@@ -1604,6 +1687,21 @@ class Tracer:
 
     def _pure_call(self, fn, pos, pos_p, kw, kw_p):
         T = _tensor_type()
+        if pos and isinstance(pos_p[0], Gen) and fn in (tuple, list, all, any, sum, min, max, sorted, set):
+            gen = pos_p[0]
+            for k, v in kw.items():
+                self.use(kw_p[k], v, f"a keyword of {fn.__name__}")
+
+            def consumed(real, pushed):
+                if fn is tuple:
+                    return [Seq(list(gen.yields))]
+                if fn is list:
+                    return [self.new_list(real[-1], Seq(list(gen.yields)))]
+                for q, v in zip(gen.yields, gen.values):  # all(), sum(), ...: decided by each item read
+                    self.use(q, v, f"an item {fn.__name__}() read")
+                gen.values.clear()
+                return [CONST]
+            return consumed
         if kw:
             for k, v in kw.items():
                 self.use(kw_p[k], v, f"a keyword of {getattr(fn, '__name__', fn)}")
@@ -1960,7 +2058,8 @@ def result_tensors(result):
 def make_lift(owner, tracer, result, outs, snapshot, seconds):
     """After a traced call ended: a Lift for the entry that served it; raises Refused."""
     if snapshot is None:
-        raise Refused("the call broke its graph: Python runs between the graphs")
+        why = _dyn._lift_plan(owner._state, [], [], [])  # the engine's words: which break, where
+        raise Refused(why if isinstance(why, str) else "the call broke its graph: Python runs between the graphs")
     for t in outs:
         if t.requires_grad:
             raise Refused("the result requires grad: autograd needs its history, which only running the body "
