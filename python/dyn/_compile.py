@@ -121,6 +121,7 @@ class CompiledFunction:
         _dyn._lift_note(self._state, -1, False, [], "", "", 0.0, self._lift_on)
         self._verified = 0
         self._verifying = False
+        self._root = self._module if self._module is not None else self._fn  # what a lifted call's M is
         self.backend = backend
         self.dynamic = dynamic
         if self._module is None:
@@ -140,7 +141,7 @@ class CompiledFunction:
         lifts = _LIFTS.get(id(self))
         if lifts and not self._verifying and not _dyn._capture_active():
             verify = self._verify
-            root = self._module if self._module is not None else self._fn
+            root = self._root
             for lift in lifts:
                 if verify:
                     try:

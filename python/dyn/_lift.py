@@ -1884,6 +1884,8 @@ def _build(tracer, result, outs, snapshot):
             v = g.value
             if isinstance(v, (list, dict)):
                 return f"type({code}) is {cg.k(type(v))} and {code} == {cg.k(v)}"
+            if type(v) is bool or v is None:
+                return f"{code} is {v}"  # singletons
             if type(v) is float and v != v:
                 return "False"
             if type(v) is float and v == 0:  # 0.0 == -0.0, but an op may tell them apart
@@ -1892,10 +1894,10 @@ def _build(tracer, result, outs, snapshot):
             return f"type({code}) is {cg.k(type(v))} and {code} == {cg.lit(v)}"
         if g.kind == "id":
             return f"{code} is {cg.k(g.value)}"
-        if g.kind == "bool":
-            return f"bool({code}) is {g.value}"
+        if g.kind == "bool":  # truthiness, as the branch tested it
+            return code if g.value else f"not {code}"
         if g.kind == "none":
-            return f"({code} is None) is {g.value}"
+            return f"{code} is None" if g.value else f"{code} is not None"
         if g.kind == "same":
             return f"{code} is {cg.expr(g.other)}"
         raise AssertionError(g.kind)
