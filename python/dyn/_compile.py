@@ -51,6 +51,12 @@ def forget_definitions():
     old f is still alive: two live compiled functions never share a name, or their graph ids would)."""
     _definitions.clear()
     _names_in_use.clear()
+    for lifts in _LIFTS.values():  # the entries they served are gone
+        lifts.clear()
+    for _, c in _live():
+        c._analyzed.clear()
+        c._why_python.clear()
+        c._lift_budget = c.cache_limit + 4
     for _, c in _live():
         base, sep, n = c.name.rpartition("#")
         if not sep or not base or not n.isdigit():
@@ -121,6 +127,7 @@ class CompiledFunction:
         _dyn._lift_note(self._state, -1, False, [], "", "", 0.0, self._lift_on)
         self._verified = 0
         self._verifying = False
+        self._analyzed = set()  # entries the analysis ran for (lifted, or why not)
         self._root = self._module if self._module is not None else self._fn  # what a lifted call's M is
         self.backend = backend
         self.dynamic = dynamic
@@ -158,7 +165,15 @@ class CompiledFunction:
             misses = [(lift.entry, _lift.describe_miss(lift)) for lift in lifts]
         else:
             misses = None
-        trace = self._lift_on and self._lift_budget > 0 and not self._verifying
+        # The analysis (a traced call costs what running the body under a trace function does) runs
+        # on a call likely to replay an entry it has not run for (the entry the last call ended
+        # in), or when a lifted entry's Python guard just failed (another path through the body).
+        # A call that records a new entry is analyzed at the next call, which replays it.
+        trace = False
+        if self._lift_on and self._lift_budget > 0 and not self._verifying:
+            last = _dyn._last_entry(self._state)
+            trace = (last >= 0 and last not in self._analyzed) or (misses is not None and any(
+                m is not None and not m.startswith("the engine") for _, m in misses))
         # A module is called as a module, so its forward hooks run inside the region too.
         run = self._module if self._module is not None else self._fn
         # Names of what enters the graph are looked up only when a call records (dyn/_sources.py).
@@ -223,6 +238,7 @@ class CompiledFunction:
             self._lift_seconds += dt
             _dyn._lift_note(self._state, -1, False, [], "", "", dt, True)
         self._why_python.pop(entry, None)
+        self._analyzed.add(entry)
         lift.seconds += time.perf_counter() - t0
         _dyn._lift_note(self._state, entry, True, [f"{t}  # {_short(w)}" if w else t for t, w in lift.guard_lines()],
                         "", "", 0.0, True)
@@ -231,6 +247,7 @@ class CompiledFunction:
         del lifts[8:]
 
     def _note_refusal(self, entry, reason, where):
+        self._analyzed.add(entry)
         if any(lift.entry == entry for lift in self._lifts):
             return  # another path through the same trace is lifted; this one keeps Python running
         self._why_python[entry] = (reason, where)

@@ -60,7 +60,8 @@ class TestLifted(Base):
         for _ in range(5):
             r = cf(X, W)
         self.assertTrue(same(r, f(X, W)))
-        self.assertEqual(cf._state.lifted_hits, 0 if FORCED else 4)
+        # the first call records, the second (a replay) is analyzed, the others skip the body
+        self.assertEqual(cf._state.lifted_hits, 0 if FORCED else 3)
         self.assertEqual(cf.why_python(), [])
         del runs
 
@@ -142,8 +143,8 @@ class TestLifted(Base):
         def h(x):
             return _lift_helper(x) * 2  # noqa: F821 - a global patched between calls
 
-        self.check(h, [((X,), None), ((X,), None), ((X,), lambda: g.update(_lift_helper=lambda x: x - 1)),
-                       ((X,), None)])
+        self.check(h, [((X,), None), ((X,), None), ((X,), None),
+                       ((X,), lambda: g.update(_lift_helper=lambda x: x - 1)), ((X,), None), ((X,), None)])
 
     def test_hooks_added_later(self):
         lin = nn.Linear(4, 4)
@@ -164,7 +165,7 @@ class TestLifted(Base):
         cf = self.check(f, calls)
         self.assertEqual(cf._state.entries, 1)
         lines = [t for lift in cf._lifts for t, _ in lift.guard_lines()]
-        self.assertIn("scale is a float read at each call (0.5 when traced)", lines)
+        self.assertTrue(any(t.startswith("scale is a float read at each call") for t in lines), lines)
         cf2 = dyn.compile(f, lift=True)
         cf2(X, 0.5)
         cf2(X, 2)  # an int: another entry
@@ -174,7 +175,8 @@ class TestLifted(Base):
         def f(x, n):
             return {"y": x + n, "n": n, "pair": (x * 2, [n, n + 1])}
 
-        self.check(f, [((X, 1), None), ((X, 1), None), ((X, 2), None)])
+        self.check(f, [((X, 1), None), ((X, 1), None), ((X, 1), None), ((X, 2), None), ((X, 2), None),
+                       ((X, 2), None)])
 
 
 class TestStaysOnTier1(Base):
