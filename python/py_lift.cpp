@@ -2,6 +2,9 @@
 // and to serve a call with it.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/autograd/autograd.h"
 #include "core/capture/lift.h"
 #include "python/py_common.h"
 
@@ -60,6 +63,7 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
   if (!tuple) return nullptr;
   for (size_t i = 0; i < p->out.size(); ++i) {
+    if (const auto& node = p->plan->released(i)) attach_released_history(p->out[i], node);
     PyObject* w = wrap(std::move(p->out[i]));
     if (!w) {
       Py_DECREF(tuple);
@@ -91,10 +95,19 @@ PyObject* lifted_valid(PyObject* self, void*) {
   return PyBool_FromLong(reinterpret_cast<PyLiftedPlan*>(self)->plan->valid());
 }
 
+PyObject* lifted_writes(PyObject* self, void*) {
+  std::vector<int> w = reinterpret_cast<PyLiftedPlan*>(self)->plan->written_inputs();
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(w.size()));
+  if (!t) return nullptr;
+  for (size_t i = 0; i < w.size(); ++i) PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), PyLong_FromLong(w[i]));
+  return t;
+}
+
 PyGetSetDef lifted_getset[] = {
     {"entry", lifted_entry, nullptr, "the cache entry this plan serves", nullptr},
     {"last_failure", lifted_failure, nullptr, "the tensor or global-state guard that failed last", nullptr},
     {"valid", lifted_valid, nullptr, "whether the entry still exists", nullptr},
+    {"writes", lifted_writes, nullptr, "the inputs (positions) the graph writes into", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -124,9 +137,11 @@ DYN_FAST(f_lift_snapshot) {
     return v;
   };
   std::vector<Tensor> outs = tensors(a[0]), sources = tensors(a[1]);
+  std::vector<std::shared_ptr<GradNode>> released;
+  for (const Tensor& t : outs) released.push_back(requires_grad(t) ? released_copy_of_history(t) : nullptr);
   std::vector<std::pair<int, Tensor>> inputs;
   std::vector<int> ids;
-  if (!c->lift_snapshot(outs, &inputs, &ids)) Py_RETURN_NONE;
+  if (!c->lift_snapshot(outs, released, &inputs, &ids)) Py_RETURN_NONE;
   // For each source: the graph input it is (its value id), -1 if none; -2 if it is none but shares
   // an input's memory (the trace reads it as a view of that input).
   PyObject* in = PyList_New(0);
@@ -264,6 +279,39 @@ DYN_FAST(f_lift_miss) {
   Py_RETURN_NONE;
 }
 
+// _lift_grads(start, candidates): the leaves whose .grad the running segment changed, from the
+// start-th such change on, as [(index of the leaf among candidates or -1, its .grad before or
+// None)] (a tensor's Python object is not unique: the engine's tensor is compared);
+// _lift_grads(-1, []): how many changes there are so far.
+DYN_FAST(f_lift_grads) {
+  PyObject* a[2];
+  parse_args("_lift_grads", args, nargs, kw, {"start", "candidates"}, 2, a);
+  long start = static_cast<long>(int_arg("_lift_grads", "start", a[0]));
+  Capture* c = Capture::active();
+  if (start < 0) return PyLong_FromLong(c ? static_cast<long>(c->grad_changes()) : -1);
+  if (!PyList_Check(a[1])) throw_type_error("_lift_grads(): candidates must be a list of tensors");
+  std::vector<const TensorImpl*> cands;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[1]); ++i) {
+    PyObject* o = PyList_GET_ITEM(a[1], i);
+    cands.push_back(is_tensor(o) ? unwrap(o).impl() : nullptr);
+  }
+  PyObject* out = PyList_New(0);
+  if (!out || !c) return out;
+  for (auto& [leaf, old] : c->grad_changes_from(static_cast<size_t>(start))) {
+    long k = static_cast<long>(std::find(cands.begin(), cands.end(), leaf.impl()) - cands.begin());
+    if (k == static_cast<long>(cands.size())) k = -1;
+    PyObject* o = old.defined() ? wrap(Tensor(old)) : (Py_INCREF(Py_None), Py_None);
+    PyObject* pair = o ? Py_BuildValue("(lN)", k, o) : nullptr;
+    if (!pair || PyList_Append(out, pair) < 0) {
+      Py_XDECREF(pair);
+      Py_DECREF(out);
+      return nullptr;
+    }
+    Py_DECREF(pair);
+  }
+  return out;
+}
+
 DYN_FAST(f_frame_stack) {
   PyObject* a[1];
   parse_args("_frame_stack", args, nargs, kw, {"frame"}, 1, a);
@@ -278,6 +326,7 @@ PyMethodDef lift_functions[] = {
     DYN_ENTRY("_last_entry", f_last_entry, "the cache entry that served a function's last call (-1: none)"),
     DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
     DYN_ENTRY("_lift_miss", f_lift_miss, "note why a lifted entry did not serve a call"),
+    DYN_ENTRY("_lift_grads", f_lift_grads, "the leaves whose .grad the running segment changed (for lifting)"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -72,7 +72,7 @@ void set_grad(const Tensor& t, const Tensor& g) {
   if (Capture* c = Capture::active()) {
     // A .grad that backward() set after a failing op never got its value: put back the one
     // eager mode would have left (backward never ran there).
-    c->note_grad_change(t.impl(), [leaf = t, old = m.grad] {
+    c->note_grad_change(t.impl(), m.grad, [leaf = t, old = m.grad] {
       const Tensor& now = grad_of(leaf);
       if (now.defined() && now.impl()->poisoned()) set_grad(leaf, old);
     });
@@ -85,6 +85,23 @@ std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
 }
 
 bool is_leaf(const Tensor& t) { return !grad_fn_of(t); }
+
+std::shared_ptr<GradNode> released_copy_of_history(const Tensor& t) {
+  std::shared_ptr<GradNode> fn = grad_fn_of(t);
+  if (!fn || !fn->released || fn->accumulates) return nullptr;
+  auto copy = std::make_shared<GradNode>();
+  copy->op = fn->op;
+  copy->custom_name = fn->custom_name;
+  copy->released = true;
+  return copy;
+}
+
+void attach_released_history(const Tensor& t, const std::shared_ptr<GradNode>& node) {
+  t.impl()->requires_grad_ = true;
+  AutogradMeta& m = meta(t);
+  m.grad_fn = node;
+  m.output = 0;
+}
 
 void set_requires_grad(const Tensor& t, bool on) {
   if (!is_leaf(t) && on) return;  // it already requires grad

@@ -69,6 +69,13 @@ bool record_custom_grad(std::span<const Tensor> in, std::span<const Tensor> out,
 // In-place ops and autograd: allowed under no_grad, or when nothing involved requires grad.
 void check_inplace_grad(const Tensor& self, std::span<const Tensor> in);
 
+// Tier 2 (a lifted call returns what the body returned): a node named as t's grad_fn, its saved
+// values freed, when backward() without retain_graph consumed t's history (null otherwise); and
+// a fresh result given that history, so that its repr, grad_fn and a second backward() (an
+// error) are the body's.
+std::shared_ptr<GradNode> released_copy_of_history(const Tensor& t);
+void attach_released_history(const Tensor& t, const std::shared_ptr<GradNode>& node);
+
 // The same values without history: shares storage (or, for a lazy tensor, its pending value).
 Tensor detach(const Tensor& t);
 

@@ -102,6 +102,8 @@ struct Entry {
   int64_t misses = 0;
 };
 
+struct GradNode;
+
 // The engine's state of one dyn.compile'd function: its options and its cache entries.
 class CompiledFunction {
  public:
@@ -149,6 +151,10 @@ class CompiledFunction {
   // and, per graph input of that call (by value id), the value id of the first input that
   // shares its memory (itself when none does): a lifted call must alias its inputs the same way.
   std::map<int, int> last_shares;
+  // and the outputs of that call whose history a backward() in the body consumed (by value id):
+  // a node named as their grad_fn, for a lifted call to give its results (see autograd.h).
+  std::map<int, std::shared_ptr<GradNode>> last_released;
+  std::vector<int> last_history;  // and those whose history is still there to backward through
 
  private:
   friend class Capture;
@@ -252,15 +258,21 @@ class Capture {
   int64_t version_of(const Tensor& t) const;
   // A leaf's .grad is about to change inside the region. If a graph fails to run, restore() puts
   // back what eager mode would have left (autograd knows how; the capture only keeps the note).
-  void note_grad_change(const TensorImpl* leaf, std::function<void()> restore);
+  void note_grad_change(const TensorImpl* leaf, const Tensor& old, std::function<void()> restore);
+  // For lifting: the leaves whose .grad changed first after the k-th such change of this segment,
+  // each with the .grad it had before (undefined: None). grad_changes() counts them.
+  size_t grad_changes() const { return grad_notes_.size(); }
+  std::vector<std::pair<Tensor, Tensor>> grad_changes_from(size_t k) const;
   // Some op recorded in the current segment reads this memory (numpy() must run them first).
   bool reads_storage(const Storage* s) const;
   const CompiledFunction& function() const { return *fn_; }
   // For lifting (tier 2), before the region ends: the graph inputs of the current segment, by
   // value id, and the value id of each tensor in outs (-1: not a pending value of it). False
   // after a graph break (only a one-segment trace is lifted).
-  bool lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<int, Tensor>>* inputs,
-                     std::vector<int>* out_ids);
+  // released[i]: the history out i is to have on a lifted call, when a backward() consumed it
+  // (autograd makes it: released_copy_of_history).
+  bool lift_snapshot(std::span<const Tensor> outs, std::span<const std::shared_ptr<GradNode>> released,
+                     std::vector<std::pair<int, Tensor>>* inputs, std::vector<int>* out_ids);
   // The nodes of the current segment so far (recorded or replayed), -1 after a graph break: the
   // lift maps a Python float to the node whose scalar it is.
   int lift_nodes() const {
@@ -389,7 +401,12 @@ class Capture {
   std::vector<Storage*> pending_;            // storages with recorded writes not yet run
   std::vector<Observation> observed_;        // what Python saw at each break of this call
   std::unordered_map<int, int64_t> writes_;  // root value of the current segment -> in-place writes
-  std::vector<std::pair<const TensorImpl*, std::function<void()>>> grad_notes_;  // per leaf, first change
+  struct GradNote {
+    const TensorImpl* leaf;
+    Tensor old;  // the .grad before (undefined: None)
+    std::function<void()> restore;
+  };
+  std::vector<GradNote> grad_notes_;  // per leaf, first change
 
   // record mode
   Graph seg_;

@@ -59,9 +59,14 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
                              n.where.str());
       return nullptr;
     }
-    if (n.target >= 0 && g.values[root_of(g, n.target)].producer < 0) {
-      *refusal = fmt::format("{}_ at {} writes into a tensor from outside the call: tier 2 does not replay writes yet",
-                             op_name(n.op), n.where.str());
+    // A write into a tensor from outside runs in its memory, as tier 1's; only one that makes
+    // history (an in-place op that autograd records) needs the body.
+    if (n.target >= 0 && g.values[root_of(g, n.target)].producer < 0 && entry.grad_enabled &&
+        g.values[n.outputs[0]].requires_grad) {
+      *refusal = fmt::format(
+          "{}_ at {} writes into a tensor from outside the call under autograd: its history changes, which only "
+          "running the body does",
+          op_name(n.op), n.where.str());
       return nullptr;
     }
   }
@@ -70,7 +75,7 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
       *refusal = fmt::format("internal: %{} is not a value of the graph", v);
       return nullptr;
     }
-    if (entry.grad_enabled && g.values[v].requires_grad) {
+    if (std::find(fn->last_history.begin(), fn->last_history.end(), v) != fn->last_history.end()) {
       const Value& val = g.values[v];
       *refusal = fmt::format(
           "the result{} requires grad: autograd needs its history, which only running the body builds (under "
@@ -110,6 +115,17 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     int group = it == fn->last_shares.end() ? inputs[i] : it->second;
     int k = static_cast<int>(std::find(inputs.begin(), inputs.end(), group) - inputs.begin());
     lp->shares_.push_back(k < static_cast<int>(i) && dup >= static_cast<int>(i) ? k : static_cast<int>(i));
+  }
+  lp->writes_.assign(inputs.size(), 0);
+  for (const Node& n : g.nodes) {
+    if (n.target < 0) continue;
+    int root = root_of(g, n.target);
+    auto it = std::find(inputs.begin(), inputs.end(), root);
+    if (it != inputs.end()) lp->writes_[it - inputs.begin()]++;
+  }
+  for (int v : outputs) {
+    auto it = fn->last_released.find(v);
+    lp->released_.push_back(it != fn->last_released.end() ? it->second : nullptr);
   }
   lp->inputs_ = std::move(inputs);
   lp->outputs_ = std::move(outputs);
@@ -189,7 +205,10 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats,
       ok = false;
       break;
     }
-    if (!value_known(t)) {
+    if (writes_[i] > 0 && t.storage() && t.storage()->read_only) {
+      failure_ = fmt::format("input {} is read-only memory the graph writes", i);  // tier 1 raises the error
+      ok = false;
+    } else if (!value_known(t)) {
       failure_ = fmt::format("input {} is pending in a graph", i);
       ok = false;
     } else if (!check_tensor_input(g.values[inputs_[i]], t, &f)) {
@@ -227,8 +246,14 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats,
       slots_.clear();
       throw;
     }
+    // Each write counts as a version of the written memory (autograd's check of saved values), as
+    // dispatch counts an eager one.
+    for (size_t i = 0; i < in.size(); ++i)
+      if (writes_[i] > 0 && in[i].storage()) in[i].storage()->version += writes_[i];
     out->clear();
-    for (int v : outputs_) out->push_back(slots_[v]);
+    for (size_t j = 0; j < outputs_.size(); ++j) {
+      out->push_back(slots_[outputs_[j]]);
+    }
     slots_.clear();
     std::fill(bound_.begin(), bound_.end(), Tensor());
     if (!count) return true;

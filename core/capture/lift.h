@@ -31,6 +31,15 @@ class LiftedPlan {
   // The guard that failed at the last run() that returned false, as one line.
   const std::string& last_failure() const { return failure_; }
   int entry() const { return entry_; }
+  // The history output j is given (the binding attaches it; see autograd.h), or null.
+  const std::shared_ptr<GradNode>& released(size_t j) const { return released_[j]; }
+  // The inputs (run()'s positions) the graph writes into: verify mode restores them.
+  std::vector<int> written_inputs() const {
+    std::vector<int> out;
+    for (size_t i = 0; i < writes_.size(); ++i)
+      if (writes_[i] > 0) out.push_back(static_cast<int>(i));
+    return out;
+  }
   // The entry still exists (a reset or a new function state drops it).
   bool valid() const;
 
@@ -43,6 +52,8 @@ class LiftedPlan {
   // Per input (run()'s order): the earlier position of the same graph input (-1: first), and the
   // position of the first distinct input sharing its memory (itself when none does).
   std::vector<int> dup_, shares_;
+  std::vector<int64_t> writes_;                      // per input: the graph's in-place writes into it
+  std::vector<std::shared_ptr<GradNode>> released_;  // per output: the history it is given, if any
   NodePatches patches_, run_patches_;
   std::vector<std::pair<int, int>> float_slots_;
   DType default_dtype_ = DType::Float32;

@@ -193,8 +193,8 @@ void Capture::abort() {
   close(c);
 }
 
-bool Capture::lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<int, Tensor>>* inputs,
-                            std::vector<int>* out_ids) {
+bool Capture::lift_snapshot(std::span<const Tensor> outs, std::span<const std::shared_ptr<GradNode>> released,
+                            std::vector<std::pair<int, Tensor>>* inputs, std::vector<int>* out_ids) {
   if (segment_index_ != 0) return false;
   inputs->clear();
   out_ids->clear();
@@ -218,14 +218,32 @@ bool Capture::lift_snapshot(std::span<const Tensor> outs, std::vector<std::pair<
       }
     fn_->last_shares[(*inputs)[i].first] = group;
   }
-  for (const Tensor& t : outs) out_ids->push_back(t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1);
+  fn_->last_released.clear();
+  fn_->last_history.clear();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor& t = outs[i];
+    int v = t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1;
+    out_ids->push_back(v);
+    if (v < 0 || !t.impl()->requires_grad_) continue;
+    if (i < released.size() && released[i])
+      fn_->last_released[v] = released[i];
+    else
+      fn_->last_history.push_back(v);
+  }
   return true;
 }
 
-void Capture::note_grad_change(const TensorImpl* leaf, std::function<void()> restore) {
-  for (const auto& [l, r] : grad_notes_)
-    if (l == leaf) return;
-  grad_notes_.emplace_back(leaf, std::move(restore));
+void Capture::note_grad_change(const TensorImpl* leaf, const Tensor& old, std::function<void()> restore) {
+  for (const GradNote& n : grad_notes_)
+    if (n.leaf == leaf) return;
+  grad_notes_.push_back(GradNote{leaf, old, std::move(restore)});
+}
+
+std::vector<std::pair<Tensor, Tensor>> Capture::grad_changes_from(size_t k) const {
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (size_t i = k; i < grad_notes_.size(); ++i)
+    out.emplace_back(Tensor::borrow(const_cast<TensorImpl*>(grad_notes_[i].leaf)), grad_notes_[i].old);
+  return out;
 }
 
 bool Capture::reads_storage(const Storage* st) const {

@@ -61,9 +61,9 @@ void Capture::settle_failed_run(const Graph& g, const std::vector<Tensor>& slots
   lazies_.clear();
   // A .grad that backward() set after the failing op never got its value: put back the one
   // eager mode would have left (backward never ran there).
-  std::vector<std::pair<const TensorImpl*, std::function<void()>>> notes;
+  std::vector<GradNote> notes;
   notes.swap(grad_notes_);
-  for (auto& [leaf, restore] : notes) restore();
+  for (GradNote& n : notes) n.restore();
   for (Storage* st : pending_) st->pending_writes = false;
   pending_.clear();
   seg_ = Graph{};

@@ -151,15 +151,20 @@ class CompiledFunction:
             root = self._root
             for lift in lifts:
                 if verify:
+                    state = _lift.State.before(lift, args, kwargs, root)
                     try:
                         r = lift.fn(args, kwargs, False, root)
                     except Exception as e:  # the body must raise it too
+                        if state is not None:
+                            state.restore()
                         return self._verify_raised(lift, e, args, kwargs)
+                    if r is not _lift._MISS and state is not None:
+                        state.after()  # what the lifted call left; then the body runs from the state before
                 else:
                     r = lift.fn(args, kwargs, True, root)
                 if r is not _lift._MISS:
                     if verify:  # the body serves the call, as it would without lifting; r is compared
-                        return self._verify_hit(lift, r, args, kwargs)
+                        return self._verify_hit(lift, r, args, kwargs, state)
                     lift.hits += 1
                     return r
             misses = [(lift.entry, _lift.describe_miss(lift)) for lift in lifts]
@@ -194,6 +199,7 @@ class CompiledFunction:
                 snapshot = outs = None
                 if tracer.refused is None:
                     outs = _lift.result_tensors(result)
+                    tracer.add_effects(outs)
                     snapshot = _dyn._lift_snapshot(outs, [t for t, _ in tracer.tensor_srcs.values()])
                 seconds = time.perf_counter() - t0
             else:
@@ -270,14 +276,15 @@ class CompiledFunction:
         raise LiftMismatch(f"dyn.compile(verify=True): '{self.name}' entry {lift.entry} served without its body "
                            f"raised {type(e).__name__}: {e}; the body returns") from e
 
-    def _verify_hit(self, lift, r, args, kwargs):
-        """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit."""
+    def _verify_hit(self, lift, r, args, kwargs, state=None):
+        """verify=True: the call runs on tier 1 too, and both results must be the same, bit for bit:
+        the result, and the tensors and .grad attributes the call writes."""
         self._verifying = True
         try:
             expected = self(*args, **kwargs)
         finally:
             self._verifying = False
-        problem = _lift.compare(r, expected)
+        problem = _lift.compare(r, expected) or (state.compare() if state is not None else "")
         self._verified += 1
         lift.verified += 1
         if problem:

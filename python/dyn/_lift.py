@@ -25,6 +25,7 @@ import os
 import sys
 import types
 import weakref
+from collections import defaultdict
 
 import _dyn
 
@@ -514,6 +515,11 @@ class Tracer:
         self.names = {}
         self.scoped = set()  # ids of the library's context managers entered (scoped global state)
         self.last_return = None
+        # (id(obj), attribute) -> (obj, provenance of what the call stored): a later read in the
+        # call gets what was stored, not the source (which holds it only after the call).
+        self.written = {}
+        self.grad_leaves = {}  # id(tensor) -> (tensor, Expr): tensors whose .grad the call sets
+        self.effects = []  # after add_effects(): (Expr of a tensor, index of its new .grad in outs or None)
 
     # -- entry points --
 
@@ -560,6 +566,7 @@ class Tracer:
         self.cells.clear()
         self.made_functions.clear()
         self.new_objs.clear()
+        self.written.clear()
         for _, gen in self.gens.values():
             gen.values.clear()  # the values it yielded (lazy tensors among them)
         self.gens.clear()
@@ -723,6 +730,9 @@ class Tracer:
         return p
 
     def attr(self, p, obj, name, val):
+        w = self.written.get((id(obj), name))
+        if w is not None and w[0] is obj:
+            return w[1]
         if id(obj) in self.new_objs and self.new_objs[id(obj)] is obj:
             return CONST  # an object the call made: fixed by what made it
         if isinstance(p, Super):
@@ -957,9 +967,20 @@ class Tracer:
         return 1, result
 
     def op_STORE_ATTR(self, fr, ins, stk, frame):
-        raise Refused(f"stores `.{ins.argval}` into an object (Python state outside the graph)")
+        obj, p, val, vp = stk[-1], fr.stack[-1], stk[-2], fr.stack[-2]
+        name = ins.argval
+        T = _tensor_type()
+        if name == "grad" and isinstance(obj, T) and isinstance(p, Src) and (
+                val is None or (isinstance(val, T) and vp is CONST)):
+            # The .grad a tensor holds after the call is set again after a lifted call's graph ran
+            # (zero_grad's `p.grad = None`, backward()'s gradients).
+            self.written[(id(obj), name)] = (obj, CONST)
+            self.grad_leaves.setdefault(id(obj), (obj, p.e))
+            return 2, []
+        raise Refused(f"stores `.{name}` into an object (Python state outside the graph)")
 
-    op_DELETE_ATTR = op_STORE_ATTR
+    def op_DELETE_ATTR(self, fr, ins, stk, frame):
+        raise Refused(f"deletes `.{ins.argval}` of an object (Python state outside the graph)")
 
     def op_STORE_GLOBAL(self, fr, ins, stk, frame):
         raise Refused(f"assigns the global `{ins.argval}`")
@@ -1526,6 +1547,9 @@ class Tracer:
         if isinstance(owner, T) or (isinstance(callee, (types.MethodDescriptorType, types.WrapperDescriptorType))
                                     and issubclass(T, callee.__objclass__)):
             short = getattr(callee, "__name__", "")
+            if short == "backward":
+                return self._backward(pos if isinstance(owner, T) else pos[1:],
+                                      pos_p if isinstance(owner, T) else pos_p[1:], kw, kw_p)
             if short in _TENSOR_IMPURE:
                 raise Refused(f"calls Tensor.{short}(), which Python needs the value of or which changes state")
             recv_p = pos_p[0] if not isinstance(owner, T) else (cp.obj if isinstance(cp, Method) else cp)
@@ -1561,6 +1585,13 @@ class Tracer:
             if p is None or p[0] is not owner:
                 raise Refused(f"calls {type(owner).__name__}.{callee.__name__}() on a container from outside the call")
             return self._mutate(owner, p[1], callee.__name__, pos, pos_p)
+        if type(owner) in (dict, defaultdict) and getattr(callee, "__name__", "") == "get" and isinstance(
+                recv_p, Src) and len(pos) in (1, 2) and isinstance(pos_p[0], Src) and (
+                    len(pos) == 1 or pos_p[1] is CONST and _is_prim(pos[1])):
+            # d.get(key) by a key re-evaluable too (an optimizer's state of a parameter): a source
+            # (the key is hashed, not read: no guard on it)
+            args = (pos_p[0].e,) if len(pos) == 1 else (pos_p[0].e, Expr("lit", pos[1]))
+            return [Src(Expr("mcall", recv_p.e, "get", *args))]
         if isinstance(owner, (list, dict, tuple, str, set, frozenset)):
             for p, v in zip(pos_p, pos):
                 self.use(p, v, f"an argument of {name}")
@@ -1588,6 +1619,48 @@ class Tracer:
                 return [CONST]
             return made
         raise Refused(f"calls {name}, a C function dyn does not know to be pure")
+
+    def _backward(self, pos, pos_p, kw, kw_p):
+        """t.backward(): its ops join the graph; the .grad of each leaf it reaches is an effect."""
+        T = _tensor_type()
+        if kw.get("inputs") is not None or len(pos) > 3:
+            raise Refused("calls backward(inputs=...): which leaves it fills is not modeled")
+        for p, v in list(zip(pos_p, pos)) + [(kw_p[k], v) for k, v in kw.items()]:
+            if isinstance(v, T):
+                if isinstance(p, Src):
+                    self.tensor_src(v, p.e)
+            else:
+                self.use(p, v, "an argument of backward()")
+        start = _dyn._lift_grads(-1, [])
+
+        def result(real, pushed):
+            srcs = list(self.tensor_srcs.values())
+            for k, old in _dyn._lift_grads(start, [t for t, _ in srcs]):
+                if k < 0:
+                    raise Refused("backward() sets the .grad of a tensor the call did not read from a place the "
+                                  "next call could find it again")
+                leaf, e = srcs[k]
+                key = (id(leaf), "grad")
+                if key not in self.written:  # it read the .grad the leaf had before the call
+                    if old is None:
+                        self.guard("none", Expr("attr", e, "grad"), True)
+                    else:  # accumulated into: the old gradient is a graph input
+                        self.tensor_src(old, Expr("attr", e, "grad"))
+                self.written[key] = (leaf, CONST)
+                self.grad_leaves.setdefault(id(leaf), (leaf, e))
+            return [CONST] * pushed
+        return result
+
+    def add_effects(self, outs):
+        """Before the region ends: the .grad each tensor the call set holds now, as (source, index
+        of that tensor in outs, which gets it appended, or None); the graph computes them."""
+        self.effects = []
+        for leaf, e in self.grad_leaves.values():
+            g = leaf.grad
+            if g is not None:
+                outs.append(g)
+            self.effects.append((e, None if g is None else len(outs) - 1))
+        self.grad_leaves.clear()
 
     def _dict_view(self, d, m, kind):
         keys = list(d)
@@ -1961,6 +2034,18 @@ def _build(tracer, result, outs, snapshot):
         float_slots += [node, slot]
         float_fetch.append(code)
         tracer.meta_lines.append((f"{_text(e, tracer.names)} is a float read at each call ({v!r} when traced)", where))
+    # effects: the .grad of each tensor the call set, stored after the graph ran; its holder is
+    # found before (the sources read what the body read)
+    effect_lines, holders = [], []
+    for e, j in tracer.effects:
+        if j is not None and out_ids[j] < 0:
+            raise Refused("the call leaves a .grad that is not a value of its graph")
+        n0 = len(cg.lines)
+        code = cg.expr(e)
+        body.extend(cg.lines[n0:])
+        del cg.lines[n0:]
+        holders.append(code)
+        effect_lines.append(f"{code}.grad = {'None' if j is None else f'R[{j}]'}")
     missing = sorted(set(graph_inputs) - set(input_ids))
     if missing:
         raise Refused(f"input %{missing[0]} of the graph has no source the next call could fetch it from")
@@ -1969,6 +2054,15 @@ def _build(tracer, result, outs, snapshot):
 
     def rebuild(v, p):
         if isinstance(v, T):
+            # A tensor the call read from a source (an argument written in place and returned):
+            # the same object again, as the body returns it.
+            for t, e in srcs:
+                if t is v:
+                    n0 = len(cg.lines)
+                    code = cg.expr(e)
+                    body.extend(cg.lines[n0:])
+                    del cg.lines[n0:]
+                    return code
             for j, t in enumerate(outs):
                 if t is v:
                     if out_ids[j] < 0:
@@ -1997,29 +2091,44 @@ def _build(tracer, result, outs, snapshot):
     ret_code = rebuild(value, prov)
     tracer.guard_infos = infos
     rebuild = None  # a recursive closure is a cycle (through its cell): it would keep the tracer to a gc
-    return body, fetch, input_ids, ret_code, cg, float_slots, float_fetch
+    tracer.effect_holders = holders
+    return body, fetch, input_ids, ret_code, cg, float_slots, float_fetch, effect_lines
 
 
-def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch, missed):
-    src = ["def hit(A, KW, C, M):"]
-    src.append(f"    if len(A) != {nargs} or len(KW) != {len(kwnames)}: return MISS")
-    for k in kwnames:
-        src.append(f"    if {k!r} not in KW: return MISS")
-    src.append("    try:")
-    for line in body:
-        src.append("        " + line)
-    src.append(f"        I = ({''.join(c + ', ' for c in fetch)})")
+def _compile_hit(body, fetch, ret_code, cg, plan, nargs, kwnames, float_fetch, missed, effect_lines, holders):
+    """hit(A, KW, C, M): the call served (or MISS); and fetch(A, KW, M): the inputs and the holders of
+    the .grad the call sets, without running anything (or MISS), for verify mode."""
+    def head(name, args):
+        src = [f"def {name}({args}):"]
+        src.append(f"    if len(A) != {nargs} or len(KW) != {len(kwnames)}: return MISS")
+        for k in kwnames:
+            src.append(f"    if {k!r} not in KW: return MISS")
+        src.append("    try:")
+        for line in body:
+            src.append("        " + line)
+        src.append(f"        I = ({''.join(c + ', ' for c in fetch)})")
+        return src
+    src = head("hit", "A, KW, C, M")
     if float_fetch:
         src.append(f"        F = ({''.join(c + ', ' for c in float_fetch)})")
     src.append("    except Exception:")
     src.append("        return MISS")
     src.append("    R = PLAN(I, C, F)" if float_fetch else "    R = PLAN(I, C)")
     src.append("    if R is None: return MISS")
+    src.extend("    " + line for line in effect_lines)
     src.append(f"    return {ret_code}")
     text = "\n".join(src)
+    src = head("fetch", "A, KW, M")
+    src.append(f"        E = ({''.join(c + ', ' for c in holders)})")
+    src.append("    except Exception:")
+    src.append("        return MISS")
+    src.append("    return I, E")
+    ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan, "L": [None]}
+    exec(compile("\n".join(src), "<dyn lifted call: fetch>", "exec"), ns)
+    fetch_fn = ns.pop("fetch")
     ns = {"K": cg.consts, "MISS": _MISS, "PLAN": plan, "L": missed}
     exec(compile(text, "<dyn lifted call>", "exec"), ns)
-    return ns.pop("hit"), text  # not left in its own globals: a cycle would keep the plan until a gc
+    return ns.pop("hit"), text, fetch_fn  # not left in their globals: a cycle would keep the plan until a gc
 
 
 def names_for(owner):
@@ -2062,26 +2171,81 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
     if snapshot is None:
         why = _dyn._lift_plan(owner._state, [], [], [])  # the engine's words: which break, where
         raise Refused(why if isinstance(why, str) else "the call broke its graph: Python runs between the graphs")
-    for t in outs:
-        if t.requires_grad:
-            raise Refused("the result requires grad: autograd needs its history, which only running the body "
-                          "builds (under dyn.no_grad() the entry can be lifted)")
     tracer.names = names_for(owner)
     tracer.state = owner._state
-    body, fetch, input_ids, ret_code, cg, float_slots, float_fetch = _build(tracer, tracer.ret, outs, snapshot)
+    body, fetch, input_ids, ret_code, cg, float_slots, float_fetch, effect_lines = _build(
+        tracer, tracer.ret, outs, snapshot)
     plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]), float_slots)
     if isinstance(plan, str):
         raise Refused(plan, "")
     nargs = tracer.nargs
     missed = [None]
-    hit, text = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch, missed)
+    hit, text, fetch_fn = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch, missed,
+                                       effect_lines, tracer.effect_holders)
     names = tracer.names
     lift = Lift(plan.entry, [(g.text(names), g.where) for g in tracer.guards] + tracer.meta_lines, hit, plan,
                 tracer.instructions,
                 seconds, nargs, tracer.kwnames)
     lift.code = text
+    lift.fetch = fetch_fn
+    lift.effects = [f"{_text(e, names)}.grad = {'None' if j is None else 'a gradient the graph computes'}"
+                    for e, j in tracer.effects]
     lift.missed, lift.infos = missed, tracer.guard_infos
     return lift
+
+
+class State:
+    """Verify mode for a lift with effects: the tensors its graph writes and the .grad it sets,
+    kept before the lifted call, what it left, and put back so that the body runs from the same
+    state; compare() then checks the body left the same."""
+
+    @staticmethod
+    def before(lift, args, kwargs, root):
+        writes = lift.plan.writes
+        if not writes and not lift.effects:
+            return None
+        f = lift.fetch(args, kwargs, root)
+        if f is _MISS:
+            return None  # the lifted call misses too: nothing runs
+        st = State()
+        inputs, st.holders = f
+        st.written = [inputs[i] for i in writes]
+        with _no_grad():
+            st.values = [t.detach().clone() for t in st.written]
+        st.grads = [h.grad for h in st.holders]
+        return st
+
+    def after(self):
+        with _no_grad():
+            self.lifted_values = [t.detach().clone() for t in self.written]
+        self.lifted_grads = [h.grad for h in self.holders]
+        self.restore()
+
+    def restore(self):
+        with _no_grad():
+            for t, v in zip(self.written, self.values):
+                t.detach().copy_(v)
+        for h, g in zip(self.holders, self.grads):
+            h.grad = g
+
+    def compare(self):
+        for i, (t, v) in enumerate(zip(self.written, self.lifted_values)):
+            p = compare(v, t.detach(), f"the tensor the graph writes (input {i})")
+            if p:
+                return p
+        for i, (h, g) in enumerate(zip(self.holders, self.lifted_grads)):
+            if (g is None) != (h.grad is None):
+                return f".grad {'None' if g is None else 'set'} for tensor {i} where the body leaves it " + (
+                    "None" if h.grad is None else "set")
+            p = "" if g is None else compare(g, h.grad, f"the .grad of tensor {i}")
+            if p:
+                return p
+        return ""
+
+
+def _no_grad():
+    import dyn
+    return dyn.no_grad()
 
 
 def compare(got, want, path="the result"):
