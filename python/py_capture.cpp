@@ -120,6 +120,7 @@ struct PyCompiledState {
 };
 
 void state_dealloc(PyObject* self) {
+  CompiledFunction::retire(reinterpret_cast<PyCompiledState*>(self)->fn);
   reinterpret_cast<PyCompiledState*>(self)->fn.~shared_ptr();
   Py_TYPE(self)->tp_free(self);
 }

@@ -6,6 +6,7 @@
 
 #include "core/autograd/autograd.h"
 #include "core/capture/lift.h"
+#include "core/random.h"
 #include "python/py_common.h"
 
 namespace dyn::py {
@@ -16,7 +17,7 @@ namespace {
 
 struct PyLiftedPlan {
   PyObject_HEAD std::shared_ptr<LiftedPlan> plan;
-  std::vector<Tensor> in, out;  // reused between calls
+  std::vector<Tensor> in, out, values;  // reused between calls
   std::vector<double> floats;
 };
 
@@ -25,6 +26,7 @@ void lifted_dealloc(PyObject* self) {
   p->plan.~shared_ptr();
   p->in.~vector();
   p->out.~vector();
+  p->values.~vector();
   p->floats.~vector();
   Py_TYPE(self)->tp_free(self);
 }
@@ -57,9 +59,13 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
     }
     p->in.push_back(unwrap(o));
   }
-  bool ran = p->plan->run(p->in, p->floats, &p->out, count);
+  bool ran = p->plan->run(p->in, p->floats, &p->out, count, &p->values);
   p->in.clear();
   if (!ran) Py_RETURN_NONE;
+  if (!p->values.empty()) {  // the results' autograd history, as the body's ops record it
+    record_lifted_history(p->plan->graph(), p->plan->grad_nodes(), p->values, p->plan->used_patches());
+    p->values.clear();
+  }
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
   if (!tuple) return nullptr;
   for (size_t i = 0; i < p->out.size(); ++i) {
@@ -103,11 +109,16 @@ PyObject* lifted_writes(PyObject* self, void*) {
   return t;
 }
 
+PyObject* lifted_random(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<PyLiftedPlan*>(self)->plan->draws_random());
+}
+
 PyGetSetDef lifted_getset[] = {
     {"entry", lifted_entry, nullptr, "the cache entry this plan serves", nullptr},
     {"last_failure", lifted_failure, nullptr, "the tensor or global-state guard that failed last", nullptr},
     {"valid", lifted_valid, nullptr, "whether the entry still exists", nullptr},
     {"writes", lifted_writes, nullptr, "the inputs (positions) the graph writes into", nullptr},
+    {"random", lifted_random, nullptr, "whether the graph draws random numbers", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -206,6 +217,7 @@ DYN_FAST(f_lift_plan) {
   new (&p->plan) std::shared_ptr<LiftedPlan>(std::move(plan));
   new (&p->in) std::vector<Tensor>();
   new (&p->out) std::vector<Tensor>();
+  new (&p->values) std::vector<Tensor>();
   new (&p->floats) std::vector<double>();
   return reinterpret_cast<PyObject*>(p);
 }
@@ -312,6 +324,21 @@ DYN_FAST(f_lift_grads) {
   return out;
 }
 
+// _lift_rng([state]): the default generator's (seed, offset); with a state, sets it back (verify
+// mode runs both tiers from the same generator state).
+DYN_FAST(f_lift_rng) {
+  PyObject* a[1];
+  parse_args("_lift_rng", args, nargs, kw, {"state"}, 0, a);
+  if (a[0] && a[0] != Py_None) {
+    unsigned long long seed = 0, offset = 0;
+    if (!PyArg_ParseTuple(a[0], "KK", &seed, &offset)) return nullptr;
+    set_rng_state({seed, offset});
+    Py_RETURN_NONE;
+  }
+  GeneratorState g = rng_state();
+  return Py_BuildValue("(KK)", static_cast<unsigned long long>(g.seed), static_cast<unsigned long long>(g.offset));
+}
+
 DYN_FAST(f_frame_stack) {
   PyObject* a[1];
   parse_args("_frame_stack", args, nargs, kw, {"frame"}, 1, a);
@@ -327,6 +354,7 @@ PyMethodDef lift_functions[] = {
     DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
     DYN_ENTRY("_lift_miss", f_lift_miss, "note why a lifted entry did not serve a call"),
     DYN_ENTRY("_lift_grads", f_lift_grads, "the leaves whose .grad the running segment changed (for lifting)"),
+    DYN_ENTRY("_lift_rng", f_lift_rng, "the default generator's state, or set it (verify mode)"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -17,6 +17,7 @@
 
 #include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/ir/plan.h"
 
 namespace dyn {
 
@@ -223,17 +224,37 @@ void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in
 
 }  // namespace
 
-void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
+bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out) {
   bool any = false;
   for (const Tensor& t : in) any = any || requires_grad(t);
-  if (!any) return;
+  if (!any) return false;
   const Derivative& d = derivative_of(op);
-  if (!d.fn) return;  // outputs without a derivative (comparisons, indices) do not require grad
+  if (!d.fn) return false;  // outputs without a derivative (comparisons, indices) do not require grad
   auto node = std::make_shared<GradNode>();
   node->op = op;
   node->attrs = a;
   link_node(node, in, saved_inputs(op, a, in.size()), out);
   if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
+  return true;
+}
+
+void record_lifted_history(const Graph& g, std::span<const int> nodes, std::span<const Tensor> values,
+                           const std::vector<NodePatch>* patches) {
+  std::vector<Tensor> in, out;
+  for (int k : nodes) {
+    const Node& n = g.nodes[k];
+    in.clear();
+    out.clear();
+    for (int v : n.inputs) in.push_back(values[v]);
+    for (int v : n.outputs) out.push_back(values[v]);
+    if (const NodePatch* p = find_patch(patches, k)) {
+      Attrs a = n.attrs.get();
+      p->apply(&a);
+      record_grad(n.op, in, a, out);
+    } else {
+      record_grad(n.op, in, n.attrs.get(), out);
+    }
+  }
 }
 
 bool record_custom_grad(std::span<const Tensor> in, std::span<const Tensor> out, std::string name,

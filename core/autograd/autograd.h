@@ -13,6 +13,8 @@
 namespace dyn {
 
 struct GradNode;
+struct Graph;
+struct NodePatch;
 
 // Where the gradient of one input of a node goes: another node's output, or a leaf's .grad.
 struct GradEdge {
@@ -60,7 +62,13 @@ void set_requires_grad(const Tensor& t, bool on);  // user error on a non-leaf o
 
 // Called by dispatch after an op ran (or was recorded): links outputs to a new grad node when
 // grad mode is on and an input requires grad.
-void record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out);
+// True when it made a node (an input requires grad and the op has a derivative).
+bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out);
+// Tier 2: the history the body's ops would have recorded, for a lifted call's values (by graph
+// value id): record_grad for each of `nodes` (those that recorded one when the entry was
+// analyzed), in order, with this call's numbers (patches).
+void record_lifted_history(const Graph& g, std::span<const int> nodes, std::span<const Tensor> values,
+                           const std::vector<NodePatch>* patches);
 // Links outputs (computed without recording) to one node whose derivative is `backward`
 // (torch.autograd.Function). Returns false when no input requires grad or grad mode is off.
 using CustomBackward = std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)>;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <deque>
 #include <set>
 
 #include "core/error.h"
@@ -169,6 +170,18 @@ std::shared_ptr<CompiledFunction> CompiledFunction::create(CompileOptions o) {
   return fn;
 }
 
+std::deque<std::shared_ptr<CompiledFunction>>& retired() {
+  static std::deque<std::shared_ptr<CompiledFunction>> r;
+  return r;
+}
+
+void CompiledFunction::retire(std::shared_ptr<CompiledFunction> fn) {
+  if (!fn || (fn->entries_.empty() && fn->calls == 0)) return;
+  auto& r = retired();
+  r.push_back(std::move(fn));
+  if (r.size() > kRetired) r.pop_front();
+}
+
 std::vector<std::shared_ptr<CompiledFunction>> CompiledFunction::live() {
   std::vector<std::shared_ptr<CompiledFunction>> out;
   for (auto& w : all_functions())
@@ -184,6 +197,7 @@ std::shared_ptr<CompiledFunction> CompiledFunction::find(const std::string& name
 }
 
 void CompiledFunction::reset_all() {
+  retired().clear();
   for (auto& w : all_functions())
     if (auto fn = w.lock()) {
       fn->entries_.clear();

@@ -110,8 +110,13 @@ class CompiledFunction {
   explicit CompiledFunction(CompileOptions o) : opts_(std::move(o)) {}
   // A new compiled function, known to reset_all() and live().
   static std::shared_ptr<CompiledFunction> create(CompileOptions o);
-  // Every compiled function still alive, in creation order.
+  // Every compiled function still alive, in creation order, with the newest few whose Python
+  // object died (retire()): the views explain a function a script dropped (a training step made
+  // inside main()) after the script ended.
   static std::vector<std::shared_ptr<CompiledFunction>> live();
+  // Its Python object died: kept for the views while it is among the newest kRetired so kept.
+  static void retire(std::shared_ptr<CompiledFunction> fn);
+  static constexpr size_t kRetired = 16;
   static std::shared_ptr<CompiledFunction> find(const std::string& name);
   // Forgets every compiled function's cache entries (dyn.debug.reset, :reset).
   static void reset_all();
@@ -154,7 +159,8 @@ class CompiledFunction {
   // and the outputs of that call whose history a backward() in the body consumed (by value id):
   // a node named as their grad_fn, for a lifted call to give its results (see autograd.h).
   std::map<int, std::shared_ptr<GradNode>> last_released;
-  std::vector<int> last_history;  // and those whose history is still there to backward through
+  std::vector<int> last_history;     // and those whose history is still there to backward through
+  std::vector<int> last_grad_nodes;  // the nodes that made an autograd node in that call
 
  private:
   friend class Capture;
@@ -259,6 +265,11 @@ class Capture {
   // A leaf's .grad is about to change inside the region. If a graph fails to run, restore() puts
   // back what eager mode would have left (autograd knows how; the capture only keeps the note).
   void note_grad_change(const TensorImpl* leaf, const Tensor& old, std::function<void()> restore);
+  // The op just recorded or replayed made an autograd node (dispatch tells): for lifting.
+  void note_grad_node() {
+    int k = lift_nodes() - 1;
+    if (k >= 0) grad_nodes_.push_back(k);
+  }
   // For lifting: the leaves whose .grad changed first after the k-th such change of this segment,
   // each with the .grad it had before (undefined: None). grad_changes() counts them.
   size_t grad_changes() const { return grad_notes_.size(); }
@@ -407,6 +418,7 @@ class Capture {
     std::function<void()> restore;
   };
   std::vector<GradNote> grad_notes_;  // per leaf, first change
+  std::vector<int> grad_nodes_;       // nodes of segment 0 that made an autograd node (note_grad_node)
 
   // record mode
   Graph seg_;

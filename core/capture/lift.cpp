@@ -8,6 +8,7 @@
 
 #include "core/grad_mode.h"
 #include "core/ops/registry.h"
+#include "core/random.h"
 
 namespace dyn {
 
@@ -53,36 +54,38 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
       *refusal = fmt::format("input %{} of the graph has no source Python could fetch it from", v);
       return nullptr;
     }
-  for (const Node& n : g.nodes) {
-    if (op_def(n.op).cls == OpClass::Random) {
-      *refusal = fmt::format("{} at {} draws random numbers: tier 2 does not advance the generator yet", op_name(n.op),
-                             n.where.str());
-      return nullptr;
+  // A write into a tensor from outside runs in its memory, as tier 1's (an in-place op never
+  // makes history: with anything requiring grad it raises, in eager and in tier 1).
+  // Results with autograd history: the call records the nodes the body's ops recorded, on this
+  // call's values (record_lifted_history), when a write cannot have changed a value they save.
+  bool history = !fn->last_history.empty();
+  if (history && fn->last_grad_nodes.empty()) {
+    *refusal = "a result has autograd history the graph's ops did not record (a custom autograd Function?)";
+    return nullptr;
+  }
+  if (history && !fn->last_released.empty()) {
+    *refusal = "some results' history was consumed by backward() in the body and some was not";
+    return nullptr;
+  }
+  std::vector<int> needed = outputs;
+  if (history) {
+    std::vector<bool> saved(g.values.size(), false);
+    for (int k : fn->last_grad_nodes) {
+      for (int v : g.nodes[k].inputs) saved[v] = true;
+      for (int v : g.nodes[k].outputs) saved[v] = true;
     }
-    // A write into a tensor from outside runs in its memory, as tier 1's; only one that makes
-    // history (an in-place op that autograd records) needs the body.
-    if (n.target >= 0 && g.values[root_of(g, n.target)].producer < 0 && entry.grad_enabled &&
-        g.values[n.outputs[0]].requires_grad) {
-      *refusal = fmt::format(
-          "{}_ at {} writes into a tensor from outside the call under autograd: its history changes, which only "
-          "running the body does",
-          op_name(n.op), n.where.str());
-      return nullptr;
-    }
+    for (const Node& n : g.nodes)
+      if (n.target >= 0 && saved[root_of(g, n.target)]) {
+        *refusal = fmt::format("{}_ at {} writes into a value autograd saves for the backward of a result",
+                               op_name(n.op), n.where.str());
+        return nullptr;
+      }
+    for (size_t v = 0; v < g.values.size(); ++v)
+      if (saved[v] && g.values[v].producer >= 0) needed.push_back(static_cast<int>(v));
   }
   for (int v : outputs) {
     if (v < 0 || v >= static_cast<int>(g.values.size())) {
       *refusal = fmt::format("internal: %{} is not a value of the graph", v);
-      return nullptr;
-    }
-    if (std::find(fn->last_history.begin(), fn->last_history.end(), v) != fn->last_history.end()) {
-      const Value& val = g.values[v];
-      *refusal = fmt::format(
-          "the result{} requires grad: autograd needs its history, which only running the body builds (under "
-          "dyn.no_grad() the entry can be lifted)",
-          val.producer >= 0
-              ? " of " + std::string(op_name(g.nodes[val.producer].op)) + " at " + g.nodes[val.producer].where.str()
-              : "");
       return nullptr;
     }
   }
@@ -93,14 +96,15 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
   lp->patches_ = fn->last_patches;
   lp->default_dtype_ = entry.default_dtype;
   lp->grad_enabled_ = entry.grad_enabled;
-  bool covered = std::all_of(outputs.begin(), outputs.end(), [&](int v) {
+  if (history) lp->grad_nodes_ = fn->last_grad_nodes;
+  bool covered = std::all_of(needed.begin(), needed.end(), [&](int v) {
     return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
   });
   if (seg->plan && covered) {
     lp->plan_ = seg->plan;  // the plan the recording call ran: :profile counts its runs as one
   } else if (seg->plan) {
     Graph h = g;
-    std::vector<int> outs = outputs;
+    std::vector<int> outs = needed;
     std::sort(outs.begin(), outs.end());
     outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
     h.outputs = outs;
@@ -116,6 +120,8 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     int k = static_cast<int>(std::find(inputs.begin(), inputs.end(), group) - inputs.begin());
     lp->shares_.push_back(k < static_cast<int>(i) && dup >= static_cast<int>(i) ? k : static_cast<int>(i));
   }
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (op_def(g.nodes[k].op).cls == OpClass::Random) lp->random_.push_back(static_cast<int>(k));
   lp->writes_.assign(inputs.size(), 0);
   for (const Node& n : g.nodes) {
     if (n.target < 0) continue;
@@ -159,7 +165,8 @@ bool LiftedPlan::valid() const {
          fn_->entries()[entry_].segments[0] == seg_ && !fn_->fallen_back();
 }
 
-bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count) {
+bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count,
+                     std::vector<Tensor>* values) {
   failure_.clear();
   if (Capture::active() || Capture::paused()) {
     failure_ = "a compile region is running";
@@ -225,22 +232,38 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats,
       EagerScope eager;
       PlanTimes* times = count ? seg_->times->of(plan_, plan_ ? plan_->steps.size() : g.nodes.size()) : nullptr;
       const NodePatches* patches = patches_.empty() ? nullptr : &patches_;
-      if (!float_slots_.empty()) {  // this call's floats, where the trace's were
+      if (!float_slots_.empty() || !random_.empty()) {
         run_patches_ = patches_;
-        for (size_t i = 0; i < float_slots_.size(); ++i) {
-          auto [k, j] = float_slots_[i];
+        auto patch_of = [&](int k) -> NodePatch& {
           auto it = std::lower_bound(run_patches_.begin(), run_patches_.end(), k,
                                      [](const NodePatch& x, int node) { return x.node < node; });
           if (it == run_patches_.end() || it->node != k) {
             it = run_patches_.insert(it, NodePatch{});
             it->node = k;
           }
-          it->values |= 1u << j;
-          it->scalar[j] = Scalar::from_double(floats[i]);
+          return *it;
+        };
+        for (size_t i = 0; i < float_slots_.size(); ++i) {  // this call's floats, where the trace's were
+          auto [k, j] = float_slots_[i];
+          NodePatch& p = patch_of(k);
+          p.values |= 1u << j;
+          p.scalar[j] = Scalar::from_double(floats[i]);
+        }
+        // Each draw takes the generator's next blocks, in the order the body's draws took them.
+        for (int k : random_) {
+          const Node& n = g.nodes[k];
+          const Attrs& a = n.attrs.get();
+          int kind = n.op == OpId::rand ? 0 : n.op == OpId::randn ? 1 : 2;
+          GeneratorState r = reserve_random(random_blocks(kind, a.dtype, numel_of(a.dims)));
+          NodePatch& p = patch_of(k);
+          p.rng = true;
+          p.seed = r.seed;
+          p.offset = r.offset;
         }
         patches = &run_patches_;
       }
       execute(g, plan_.get(), RunInputs{&bound_, patches, nullptr, times}, &slots_);
+      used_patches_ = patches;
     } catch (...) {
       std::fill(bound_.begin(), bound_.end(), Tensor());
       slots_.clear();
@@ -253,6 +276,11 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats,
     out->clear();
     for (size_t j = 0; j < outputs_.size(); ++j) {
       out->push_back(slots_[outputs_[j]]);
+    }
+    if (values && !grad_nodes_.empty()) {
+      values->assign(g.values.size(), Tensor());
+      for (size_t v = 0; v < g.values.size(); ++v)
+        (*values)[v] = g.values[v].producer < 0 ? bound_[v] : v < slots_.size() ? slots_[v] : Tensor();
     }
     slots_.clear();
     std::fill(bound_.begin(), bound_.end(), Tensor());

@@ -27,12 +27,19 @@ class LiftedPlan {
   // Runs the graph when every tensor guard and global-state guard holds; false (nothing ran, no
   // count changed) when one fails: the call then goes to tier 1.
   // count=false (verify mode's shadow run): no counter, hit or event changes.
-  bool run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count = true);
+  // values: when the results get autograd history (grad_nodes()), every graph value of the run
+  // by id, for record_lifted_history (autograd's layer, above this one).
+  bool run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count = true,
+           std::vector<Tensor>* values = nullptr);
+  const std::vector<int>& grad_nodes() const { return grad_nodes_; }
+  const Graph& graph() const { return seg_->graph; }
+  const NodePatches* used_patches() const { return used_patches_; }
   // The guard that failed at the last run() that returned false, as one line.
   const std::string& last_failure() const { return failure_; }
   int entry() const { return entry_; }
   // The history output j is given (the binding attaches it; see autograd.h), or null.
   const std::shared_ptr<GradNode>& released(size_t j) const { return released_[j]; }
+  bool draws_random() const { return !random_.empty(); }
   // The inputs (run()'s positions) the graph writes into: verify mode restores them.
   std::vector<int> written_inputs() const {
     std::vector<int> out;
@@ -52,6 +59,9 @@ class LiftedPlan {
   // Per input (run()'s order): the earlier position of the same graph input (-1: first), and the
   // position of the first distinct input sharing its memory (itself when none does).
   std::vector<int> dup_, shares_;
+  std::vector<int> grad_nodes_;  // nodes whose autograd node a run records (results with history)
+  const NodePatches* used_patches_ = nullptr;
+  std::vector<int> random_;                          // the nodes that draw random numbers, in order
   std::vector<int64_t> writes_;                      // per input: the graph's in-place writes into it
   std::vector<std::shared_ptr<GradNode>> released_;  // per output: the history it is given, if any
   NodePatches patches_, run_patches_;

@@ -220,6 +220,7 @@ bool Capture::lift_snapshot(std::span<const Tensor> outs, std::span<const std::s
   }
   fn_->last_released.clear();
   fn_->last_history.clear();
+  fn_->last_grad_nodes = grad_nodes_;
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
     int v = t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1;

@@ -10,7 +10,7 @@ namespace dyn {
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
   Capture* c = Capture::active();
   Tensor out = c ? c->record(op, in, a) : run_op(op, in, a);
-  if (grad_enabled()) record_grad(op, in, a, std::span<const Tensor>(&out, 1));
+  if (grad_enabled() && record_grad(op, in, a, std::span<const Tensor>(&out, 1)) && c) c->note_grad_node();
   return out;
 }
 
@@ -19,7 +19,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
   auto out = c ? c->record2(op, in, a) : run_op2(op, in, a);
   if (grad_enabled()) {
     const Tensor both[2] = {out.first, out.second};
-    record_grad(op, in, a, both);
+    if (record_grad(op, in, a, both) && c) c->note_grad_node();
   }
   return out;
 }

@@ -844,6 +844,17 @@ class Tracer:
         return None
 
     op_RESUME = op_NOP
+    def op_EXTENDED_ARG(self, fr, ins, stk, frame):
+        # CPython 3.11 runs the instruction it extends without another trace event; dis folds
+        # the argument into that instruction, which is modeled here.
+        off = ins.offset + 2
+        while fr.instrs[off].opname == "EXTENDED_ARG":
+            off += 2
+        nxt = fr.instrs[off]
+        h = getattr(self, "op_" + nxt.opname, None)
+        if h is None:
+            raise Refused(f"the instruction {nxt.opname} is not analyzed yet")
+        return h(fr, nxt, stk, frame)
 
     def op_PRECALL(self, fr, ins, stk, frame):
         # CPython 3.11's PRECALL unpacks a bound method in the callable slot into (function, self).
@@ -1125,7 +1136,10 @@ class Tracer:
             return [Src(Expr("item", lst, i)) for i in range(len(list(v)))]
         if p is CONST:
             return [CONST] * len(v) if _is_prim(tuple(v)) or isinstance(v, range) else [
-                CONST if _is_prim(x) or _trusted_value(x) else Opaque("an item of a constant") for x in v]
+                # a tensor: an op's result (max's (values, indices)); one from outside would be a
+                # graph input with no source, which refuses the lift
+                CONST if _is_prim(x) or _trusted_value(x) or isinstance(x, _tensor_type()) else
+                Opaque("an item of a constant") for x in v]
         raise Refused(f"unpacks a value of unknown origin ({p.why if isinstance(p, Opaque) else p})")
 
     def op_UNPACK_SEQUENCE(self, fr, ins, stk, frame):
@@ -2202,12 +2216,13 @@ class State:
     @staticmethod
     def before(lift, args, kwargs, root):
         writes = lift.plan.writes
-        if not writes and not lift.effects:
+        if not writes and not lift.effects and not lift.plan.random:
             return None
         f = lift.fetch(args, kwargs, root)
         if f is _MISS:
             return None  # the lifted call misses too: nothing runs
         st = State()
+        st.rng = _dyn._lift_rng()
         inputs, st.holders = f
         st.written = [inputs[i] for i in writes]
         with _no_grad():
@@ -2219,9 +2234,11 @@ class State:
         with _no_grad():
             self.lifted_values = [t.detach().clone() for t in self.written]
         self.lifted_grads = [h.grad for h in self.holders]
+        self.lifted_rng = _dyn._lift_rng()
         self.restore()
 
     def restore(self):
+        _dyn._lift_rng(self.rng)
         with _no_grad():
             for t, v in zip(self.written, self.values):
                 t.detach().copy_(v)
@@ -2229,6 +2246,8 @@ class State:
             h.grad = g
 
     def compare(self):
+        if _dyn._lift_rng() != self.lifted_rng:
+            return f"the generator at {self.lifted_rng} where the body leaves it at {_dyn._lift_rng()}"
         for i, (t, v) in enumerate(zip(self.written, self.lifted_values)):
             p = compare(v, t.detach(), f"the tensor the graph writes (input {i})")
             if p:

@@ -361,9 +361,10 @@ class TestBoundedEventHistory(CliCase):
             print("unbounded", len(dyn.debug.graphs()))
         """)])
         self.assertEqual(rc, 0, err)
-        # 1000 of the dead functions' graphs, the newest function's (alive when it was stored: the
-        # log trims as it stores) and the kept function's
-        self.assertIn("graphs 1002 kept True newest True oldest False", out)
+        # 1000 of the dead functions' graphs, those of the 16 newest that died (kept for the views:
+        # CompiledFunction::kRetired), the newest function's (alive when it was stored: the log
+        # trims as it stores) and the kept function's
+        self.assertIn("graphs 1018 kept True newest True oldest False", out)
         self.assertIn("unbounded 1100", out)
 
     def test_a_recompile_dropped_before_its_amendment(self):
