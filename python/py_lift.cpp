@@ -272,6 +272,25 @@ DYN_FAST(f_lift_note) {
     entry.python_guards.push_back(str_arg_of("_lift_note", PyList_GET_ITEM(a[3], i)));
   entry.tier1_reason = str_arg_of("_lift_note", a[4]);
   entry.tier1_where = str_arg_of("_lift_note", a[5]);
+  // An event, once per entry and outcome (a refusal after another path was lifted is not one).
+  Event ev;
+  ev.kind = entry.lifted ? EventKind::Lift : EventKind::LiftRefused;
+  ev.fn = fn->name();
+  ev.entry = e;
+  if (entry.lifted) {
+    ev.reason = fmt::format("calls it serves skip the body; {} Python guard{}", entry.python_guards.size(),
+                            entry.python_guards.size() == 1 ? "" : "s");
+  } else {
+    ev.reason = entry.tier1_reason;
+    const std::string& w = entry.tier1_where;
+    size_t colon = w.rfind(':');
+    int line = 0;
+    if (colon != std::string::npos && colon + 1 < w.size() &&
+        w.find_first_not_of("0123456789", colon + 1) == std::string::npos)
+      line = std::stoi(w.substr(colon + 1));
+    if (line > 0) ev.where = SourceStack({SourceLoc{intern(w.substr(0, colon)), nullptr, line}});
+  }
+  CaptureLog::get().add(std::move(ev));
   Py_RETURN_NONE;
 }
 

@@ -395,7 +395,8 @@ const std::vector<Command>& commands() {
        CompleteWith::Functions, cmd_why},
       {"events", "[KIND] [FN]", "the event history, filterable",
        "Every capture event in order: compile, cache-hit (counted), graph-break, guard-failure, recompile, "
-       "fallback; filter by kind and/or function. The history keeps the newest 10000 events (--event-limit N); "
+       "fallback, lift and lift-refused (tier 2's analysis of an entry); filter by kind and/or function. The history "
+       "keeps the newest 10000 events (--event-limit N); "
        "a note above the table says when older ones were dropped.",
        CompleteWith::EventKinds, cmd_events},
       {"stats", "", "counters, time split, and functions that recompile too often",
@@ -505,6 +506,8 @@ std::optional<EventKind> parse_event_kind(const std::string& s_in) {
   if (s == "guard-failure") return EventKind::GuardFailure;
   if (s == "recompile") return EventKind::Recompile;
   if (s == "fallback") return EventKind::Fallback;
+  if (s == "lift") return EventKind::Lift;
+  if (s == "lift-refused") return EventKind::LiftRefused;
   return std::nullopt;
 }
 

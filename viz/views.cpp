@@ -390,12 +390,14 @@ std::string why_recompile_text(const std::string& fn) {
 std::string events_text(const std::string& kind_in, const std::string& fn) {
   std::string kind = kind_in;
   std::replace(kind.begin(), kind.end(), '-', '_');
-  static const std::set<std::string> kinds = {"compile",       "cache_hit", "graph_break",
-                                              "guard_failure", "recompile", "fallback"};
+  static const std::set<std::string> kinds = {"compile",   "cache_hit", "graph_break", "guard_failure",
+                                              "recompile", "fallback",  "lift",        "lift_refused"};
   if (!kind.empty() && !kinds.count(kind))
-    fail(ErrorKind::Value,
-         "unknown event kind '{}'; expected one of compile, cache-hit, graph-break, guard-failure, recompile, fallback",
-         kind_in);
+    fail(
+        ErrorKind::Value,
+        "unknown event kind '{}'; expected one of compile, cache-hit, graph-break, guard-failure, recompile, fallback, "
+        "lift, lift-refused",
+        kind_in);
   check_function(fn);
   std::vector<std::vector<std::string>> rows = {{"#", "time", "kind", "where", "what"}};
   // Numbers count every event since the start (or :reset), so they stay the same as old ones go.
@@ -652,9 +654,10 @@ std::string stats_text() {
       }
     }
     if (analysis > 0 && entries > 0)
-      out += fmt::format("trace once: {} of {} entries run without the body; their one-time analysis {:.3f} ms "
-                         "(:why-python)\n",
-                         lifted, entries, analysis * 1e3);
+      out += fmt::format(
+          "trace once: {} of {} entries run without the body; their one-time analysis {:.3f} ms "
+          "(:why-python)\n",
+          lifted, entries, analysis * 1e3);
   }
   std::vector<std::vector<std::string>> rows = {{"function", "calls", "entries", "hits", "recompiles", ""}};
   for (const auto& f : query::functions()) {

@@ -6,8 +6,8 @@
 namespace dyn {
 
 std::string_view event_kind_name(EventKind k) {
-  static constexpr std::string_view kNames[] = {"compile",       "cache_hit", "graph_break",
-                                                "guard_failure", "recompile", "fallback"};
+  static constexpr std::string_view kNames[] = {"compile",   "cache_hit", "graph_break", "guard_failure",
+                                                "recompile", "fallback",  "lift",        "lift_refused"};
   return kNames[static_cast<int>(k)];
 }
 
@@ -62,8 +62,11 @@ void CaptureLog::set_event_limit(size_t limit) {
 }
 
 void CaptureLog::add_coalesced(Event e) {
-  if (!events_.empty()) {
-    Event& last = events_.back();
+  // A lift analysis notes its outcome during a run of hits of its entry: the run still counts as one.
+  auto it = events_.rbegin();
+  while (it != events_.rend() && (it->kind == EventKind::Lift || it->kind == EventKind::LiftRefused)) ++it;
+  if (it != events_.rend()) {
+    Event& last = *it;
     if (last.kind == e.kind && last.fn == e.fn && last.entry == e.entry && last.details == e.details) {
       last.count++;
       if (listener_) listener_(last, listener_ctx_);  // --events writes every hit, with its count

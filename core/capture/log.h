@@ -14,7 +14,9 @@
 
 namespace dyn {
 
-enum class EventKind : uint8_t { Compile, CacheHit, GraphBreak, GuardFailure, Recompile, Fallback };
+// Lift / LiftRefused: tier 2's one-time analysis of an entry (it serves calls without the body,
+// or why not, and where).
+enum class EventKind : uint8_t { Compile, CacheHit, GraphBreak, GuardFailure, Recompile, Fallback, Lift, LiftRefused };
 std::string_view event_kind_name(EventKind k);  // "graph_break"
 
 // Why a segment was cut. The names are stable: tests and tools match on them.

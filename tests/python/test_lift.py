@@ -181,7 +181,7 @@ class TestLifted(Base):
 
 class TestStaysOnTier1(Base):
     def reason(self, fn, *args):
-        cf = dyn.compile(fn, lift=True)
+        cf = self.cf = dyn.compile(fn, lift=True)
         for _ in range(3):
             cf(*args)
         self.assertEqual(cf._state.lifted_hits, 0)
@@ -197,6 +197,10 @@ class TestStaysOnTier1(Base):
         reason, where = self.reason(f, X)
         self.assertIn("print", reason)
         self.assertIn("test_lift.py", where)
+        (ev,) = dyn.debug.events("lift_refused", self.cf)
+        self.assertIn("print", ev["reason"])
+        self.assertTrue(ev["file"].endswith("test_lift.py"))
+        self.assertEqual(ev["line"], f.__code__.co_firstlineno + 1)
 
     def test_store_to_outside_object(self):
         class C:
@@ -287,6 +291,8 @@ class TestTraining(unittest.TestCase):
         cf, losses = self.run_both(make)
         if not FORCED:
             self.assertGreaterEqual(cf._state.lifted_hits, 5, cf.why_python())
+            (ev,) = dyn.debug.events("lift", cf)
+            self.assertEqual(ev["entry"], 0)
         loss = losses[-1]
         self.assertTrue(loss.requires_grad)
         # the repr names the body's grad_fn (the first call ran the body)
