@@ -127,6 +127,13 @@ def tiny_ops(x):  # 100 elementwise ops on an 8-element tensor
     return x
 
 
+def constant_python(x):  # a body whose Python is expensive and constant: an int from constants, then one op
+    n = 0
+    for i in range(2000):
+        n = (n * 31 + i) % 1009
+    return x + n
+
+
 def np_layer_norm(x, w, b):
     m = x.mean(-1, keepdims=True)
     return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + np.float32(1e-5)) * w + b
@@ -151,6 +158,7 @@ def workloads():
         ("MLP batch 256", [f32(256, 512)], *mlp(rng, 4, 512, "GELU"), None),
         ("MLP batch 1", [f32(1, 64)], *mlp(rng, 8, 64, "ReLU"), None),
         ("100 tiny ops", [f32(8)], lambda lib: tiny_ops, tiny_ops, None),
+        ("constant Python + 1 op", [f32(8)], lambda lib: constant_python, constant_python, None),
     ]
 
 
@@ -227,15 +235,16 @@ def decoder_row(bt):
     row, losses, flops, timed = Row("tiny decoder train step", 1), {}, None, {}
     row.errors["numpy"] = "-"
     set_threads(1)
-    row.errors["dyn.replay"] = "-"
-    for col in ("dyn", "dyn.compile", "torch", "torch.compile"):
+    for col in ("dyn", "dyn.replay", "dyn.compile", "torch", "torch.compile"):
         if col.startswith("torch") and torch is None:
             row.errors[col] = TORCH_ERR
             continue
         try:
             if col.startswith("dyn"):
                 dyn.debug.reset()
-                step, args = bt.dyn_step(col == "dyn.compile")  # the compiled one is named train_step
+                step, args = bt.dyn_step(col != "dyn")  # the compiled one is named train_step
+                if col == "dyn.replay":
+                    step = dyn.compile(step._fn, lift=False, name="train_step_replay")
             else:
                 step, args, _ = bt.torch_step()
                 torch.set_num_threads(1)
@@ -251,7 +260,8 @@ def decoder_row(bt):
                 print(f"decoder floor n/a: {brief(e)}")
     row.times.update(measure_interleaved(timed))
     if "dyn" in losses and "dyn.compile" in losses:
-        row.check = "equal" if losses["dyn"] == losses["dyn.compile"] else "DIFF"
+        row.check = "equal" if losses["dyn"] == losses["dyn.compile"] == losses.get("dyn.replay", losses["dyn"]) \
+            else "DIFF"
     return row, flops
 
 

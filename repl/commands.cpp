@@ -380,9 +380,11 @@ const std::vector<Command>& commands() {
        CompleteWith::Functions, cmd_guards},
       {"why-python", "[FN]", "which entries run without the body (tier 2), and why the others run it",
        "For each cache entry: lifted (calls whose guards pass run the compiled graph without running the "
-       "function's Python; how many did) or the reason the body runs at each call (a print, a store into an "
-       "object from outside, a graph break, a random op, a result that needs autograd history, a C function not "
-       "known to be pure) with the line that does it. Ends with the time the one-time analyses took.",
+       "function's Python; how many did: training steps too, whose graph writes the parameters and the "
+       "optimizer's state and whose .grad the call sets) or the reason the body runs at each call (a print, a "
+       "store into an object from outside, a graph break, .item(), dynamic sizes, a C function not known to be "
+       "pure) with the line that does it. Functions a script dropped are shown too (the newest 16). Ends with the "
+       "time the one-time analyses took.",
        CompleteWith::Functions, cmd_why_python},
       {"why-recompile", "[FN]", "the recompiles grouped by cause, then which guard each older entry failed",
        "First a summary per function: its recompiles grouped by cause (the Python value or tensor property that "
