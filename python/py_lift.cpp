@@ -154,7 +154,8 @@ DYN_FAST(f_lift_snapshot) {
   std::vector<int> ids;
   if (!c->lift_snapshot(outs, released, &inputs, &ids)) Py_RETURN_NONE;
   // For each source: the graph input it is (its value id), -1 if none; -2 if it is none but shares
-  // an input's memory (the trace reads it as a view of that input).
+  // an input's memory (the trace reads it as a view of that input); -3 if it is a value the call
+  // made (pending in the graph; a source reached it through a container the call made).
   PyObject* in = PyList_New(0);
   for (const Tensor& src : sources) {
     long vid = -1;
@@ -165,6 +166,7 @@ DYN_FAST(f_lift_snapshot) {
       }
       if (vid == -1 && t.storage() && t.storage() == src.storage()) vid = -2;
     }
+    if (vid < 0 && src.impl()->capture_ == c) vid = -3;
     PyObject* x = PyLong_FromLong(vid);
     PyList_Append(in, x);
     Py_DECREF(x);

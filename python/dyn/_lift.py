@@ -25,7 +25,6 @@ import os
 import sys
 import types
 import weakref
-from collections import defaultdict
 
 import _dyn
 
@@ -1272,6 +1271,18 @@ class Tracer:
         inplace = ins.arg >= 13
         if inplace and type(a) in (list, dict, set):
             raise Refused("an in-place operator on a container")
+        if not inplace and type(a) in (list, tuple) and (fn is operator.add and type(b) is type(a) or
+                                                         fn is operator.mul and type(b) is int):
+            # a list or tuple made in the call, item by item (`[None] * n`, `a + b`): later stores
+            # into it and reads of it are followed
+            if fn is operator.mul:
+                self.use(pb, b, "a repeat count")
+                items = self.items_of(pa, a) * max(b, 0)
+            else:
+                items = self.items_of(pa, a) + self.items_of(pb, b)
+            if type(a) is tuple:
+                return 2, [Seq(items)]
+            return 2, lambda real, pushed: [self.new_list(real[-1], Seq(items))]
         r = self._pure2(fn, pa, a, pb, b)
         return 2, (r if callable(r) else [r])
 
@@ -1504,6 +1515,12 @@ class Tracer:
         elif isinstance(cp, Src):
             if isinstance(callee, types.MethodType):
                 self_src = self._method_self(callee, cp)
+            elif isinstance(callee, types.BuiltinMethodType) and cp.e.op == "attr" and isinstance(
+                    getattr(callee, "__self__", None), (dict, list, tuple, set, str)) and type(
+                    callee.__self__).__module__ in ("builtins", "collections"):
+                # `get = d.get` then get(k): a new bound method at each lookup, so not its identity;
+                # which C method it is follows from the receiver's (builtin) type
+                self.guard("id", Expr("call", type, cp.e.args[0]), type(callee.__self__))
             else:
                 self.guard("id", cp.e, callee)
         elif isinstance(cp, Opaque):
@@ -1599,12 +1616,17 @@ class Tracer:
             if p is None or p[0] is not owner:
                 raise Refused(f"calls {type(owner).__name__}.{callee.__name__}() on a container from outside the call")
             return self._mutate(owner, p[1], callee.__name__, pos, pos_p)
-        if type(owner) in (dict, defaultdict) and getattr(callee, "__name__", "") == "get" and isinstance(
-                recv_p, Src) and len(pos) in (1, 2) and isinstance(pos_p[0], Src) and (
+        if recv_p is None and isinstance(cp, Src) and cp.e.op == "attr" and owner is not None:
+            recv_p = Src(cp.e.args[0])  # `get = d.get`: the receiver's source
+        if isinstance(owner, dict) and getattr(type(owner), "get", None) is dict.get and getattr(
+                callee, "__name__", "") == "get" and isinstance(
+                recv_p, Src) and len(pos) in (1, 2) and (
+                    isinstance(pos_p[0], Src) or pos_p[0] is CONST and _is_prim(pos[0])) and (
                     len(pos) == 1 or pos_p[1] is CONST and _is_prim(pos[1])):
-            # d.get(key) by a key re-evaluable too (an optimizer's state of a parameter): a source
-            # (the key is hashed, not read: no guard on it)
-            args = (pos_p[0].e,) if len(pos) == 1 else (pos_p[0].e, Expr("lit", pos[1]))
+            # d.get(key) by a key re-evaluable too (an optimizer's state of a parameter, a module's
+            # parameter by name): a source (the key is hashed, not read: no guard on it)
+            ke = pos_p[0].e if isinstance(pos_p[0], Src) else Expr("lit", pos[0])
+            args = (ke,) if len(pos) == 1 else (ke, Expr("lit", pos[1]))
             return [Src(Expr("mcall", recv_p.e, "get", *args))]
         if isinstance(owner, (list, dict, tuple, str, set, frozenset)):
             for p, v in zip(pos_p, pos):
@@ -2016,6 +2038,8 @@ def _build(tracer, result, outs, snapshot):
         if vid == -2:
             raise Refused("a tensor the call reads shares memory with another input (a view of it): tier 2 does "
                           "not check views of inputs yet")
+        if vid == -3:
+            continue  # a value the call made: the graph fixes its metadata
         if vid < 0:
             # no graph input: an op read only its metadata (ones_like(x)), which the graph baked
             n0 = len(cg.lines)
@@ -2068,21 +2092,22 @@ def _build(tracer, result, outs, snapshot):
 
     def rebuild(v, p):
         if isinstance(v, T):
-            # A tensor the call read from a source (an argument written in place and returned):
-            # the same object again, as the body returns it.
-            for t, e in srcs:
-                if t is v:
-                    n0 = len(cg.lines)
-                    code = cg.expr(e)
-                    body.extend(cg.lines[n0:])
-                    del cg.lines[n0:]
-                    return code
-            for j, t in enumerate(outs):
-                if t is v:
-                    if out_ids[j] < 0:
-                        raise Refused("the function returns a tensor that is not a value of its graph")
-                    return f"R[{j}]"
-            raise Refused("internal: a returned tensor was not seen")
+            # A tensor from outside the call (an argument written in place and returned, or one
+            # only read): the same object again, fetched from its source, as the body returns it.
+            # Not a tensor made in the call that a source reached (an item of a list it made).
+            for pass_ in (0, 1):
+                for (t, e), vid in zip(srcs, of_sources):
+                    if t is v and (vid >= 0 if pass_ == 0 else vid == -1):
+                        n0 = len(cg.lines)
+                        code = cg.expr(e)
+                        body.extend(cg.lines[n0:])
+                        del cg.lines[n0:]
+                        return code
+                if pass_ == 0:
+                    for j, t in enumerate(outs):
+                        if t is v and out_ids[j] >= 0:
+                            return f"R[{j}]"
+            raise Refused("the function returns a tensor that is not a value of its graph")
         p = tracer.prov_of_container(v, p) if isinstance(v, (list, dict)) else p
         if v is None or (p is CONST and _is_prim(v)):
             return cg.lit(v)
