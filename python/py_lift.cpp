@@ -201,16 +201,18 @@ std::vector<int> int_list_arg(const char* fn, PyObject* o) {
 }
 
 // _lift_plan(state, input_ids, output_ids): a plan that serves the entry the function's last
-// call ended in, or a str saying why the engine cannot serve it without the body.
+// call ended in, or (why the engine cannot serve it without the body, file:line or '').
 DYN_FAST(f_lift_plan) {
   PyObject* a[4];
   parse_args("_lift_plan", args, nargs, kw, {"state", "input_ids", "output_ids", "float_slots"}, 4, a);
   std::shared_ptr<CompiledFunction> fn = compiled_state_fn(a[0]);
   if (!fn) throw_type_error("_lift_plan(): expected a compiled function state");
   std::vector<int> flat = int_list_arg("_lift_plan", a[3]);
-  std::string why;
-  auto plan = LiftedPlan::make(fn, int_list_arg("_lift_plan", a[1]), int_list_arg("_lift_plan", a[2]), &why);
-  if (!plan) return PyUnicode_FromStringAndSize(why.data(), static_cast<Py_ssize_t>(why.size()));
+  std::string why, where;
+  auto plan = LiftedPlan::make(fn, int_list_arg("_lift_plan", a[1]), int_list_arg("_lift_plan", a[2]), &why, &where);
+  if (!plan)
+    return Py_BuildValue("(s#s#)", why.data(), static_cast<Py_ssize_t>(why.size()), where.data(),
+                         static_cast<Py_ssize_t>(where.size()));
   std::vector<std::pair<int, int>> slots;
   for (size_t i = 0; i + 1 < flat.size(); i += 2) slots.emplace_back(flat[i], flat[i + 1]);
   plan->set_float_slots(std::move(slots));

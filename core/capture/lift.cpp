@@ -13,7 +13,12 @@
 namespace dyn {
 
 std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> fn, std::vector<int> inputs,
-                                             std::vector<int> outputs, std::string* refusal) {
+                                             std::vector<int> outputs, std::string* refusal, std::string* where) {
+  // The line a refusal is about, as file:line (for :why-python and the lift-refused event).
+  auto at = [&](const SourceStack& s) {
+    SourceLoc top = s.top();
+    if (where && top.known()) *where = fmt::format("{}:{}", *top.file, top.line);
+  };
   int e = fn->last_entry;
   if (e < 0 || e >= fn->num_entries()) {
     *refusal = "the call was not served by a cache entry";
@@ -25,19 +30,27 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     const Segment& first = *entry.segments[0];
     *refusal = fmt::format("the trace has {} graphs: Python runs between them (a graph break, {}, at {})",
                            entry.segments.size(), break_kind_name(first.break_kind), first.break_where.str());
+    at(first.break_where);
     return nullptr;
   }
   const std::shared_ptr<Segment>& seg = entry.segments[0];
   const Graph& g = seg->graph;
   if (g.dynamic || !entry.symbols.empty()) {
     std::string which;
-    for (const Value& v : g.values)
-      if (v.producer < 0 && which.empty())
-        for (size_t d = 0; d < v.sym_shape().size(); ++d)
-          if (v.sym_shape()[d].symbolic()) {
-            which = fmt::format(" ({}.size({}) is dynamic)", v.input_name().empty() ? "an input" : v.input_name(), d);
-            break;
-          }
+    for (size_t i = 0; i < g.values.size() && which.empty(); ++i) {
+      const Value& v = g.values[i];
+      if (v.producer >= 0) continue;
+      for (size_t d = 0; d < v.sym_shape().size(); ++d)
+        if (v.sym_shape()[d].symbolic()) {
+          which = fmt::format(" ({}.size({}) is dynamic)", v.input_name().empty() ? "an input" : v.input_name(), d);
+          for (const Node& n : g.nodes)  // the line that reads it first
+            if (std::find(n.inputs.begin(), n.inputs.end(), static_cast<int>(i)) != n.inputs.end()) {
+              at(n.where);
+              break;
+            }
+          break;
+        }
+    }
     *refusal = "the graph has dynamic sizes" + which + ": tier 2 binds static shapes only yet";
     return nullptr;
   }
@@ -78,6 +91,7 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
       if (n.target >= 0 && saved[root_of(g, n.target)]) {
         *refusal = fmt::format("{}_ at {} writes into a value autograd saves for the backward of a result",
                                op_name(n.op), n.where.str());
+        at(n.where);
         return nullptr;
       }
     for (size_t v = 0; v < g.values.size(); ++v)

@@ -18,7 +18,7 @@ class LiftedPlan {
   // (graph value ids, in the order run() takes them) and giving `outputs` (value ids). Null, with
   // the reason in *refusal, when the graph is one tier 2 cannot run yet.
   static std::shared_ptr<LiftedPlan> make(std::shared_ptr<CompiledFunction> fn, std::vector<int> inputs,
-                                          std::vector<int> outputs, std::string* refusal);
+                                          std::vector<int> outputs, std::string* refusal, std::string* where = nullptr);
   // The scalar slot (0-2) of node k of the last call's entry that holds the float v at that call,
   // or -1 (none, or more than one: then the float is guarded instead of read at each call).
   static int float_slot(const CompiledFunction& fn, int k, double v);

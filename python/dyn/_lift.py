@@ -2209,14 +2209,16 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
     """After a traced call ended: a Lift for the entry that served it; raises Refused."""
     if snapshot is None:
         why = _dyn._lift_plan(owner._state, [], [], [])  # the engine's words: which break, where
-        raise Refused(why if isinstance(why, str) else "the call broke its graph: Python runs between the graphs")
+        if isinstance(why, tuple):
+            raise Refused(*why)
+        raise Refused("the call broke its graph: Python runs between the graphs")
     tracer.names = names_for(owner)
     tracer.state = owner._state
     body, fetch, input_ids, ret_code, cg, float_slots, float_fetch, effect_lines = _build(
         tracer, tracer.ret, outs, snapshot)
     plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]), float_slots)
-    if isinstance(plan, str):
-        raise Refused(plan, "")
+    if isinstance(plan, tuple):
+        raise Refused(*plan)
     nargs = tracer.nargs
     missed = [None]
     hit, text, fetch_fn = _compile_hit(body, fetch, ret_code, cg, plan, nargs, tracer.kwnames, float_fetch, missed,
