@@ -612,8 +612,10 @@ std::string why_python_text(const std::string& fn) {
                              text.empty() ? "" : "  `" + text + "`");
         }
       } else {
-        out += fmt::format("{}[{}]: not analyzed yet (the analysis runs on a call that records or replays it)\n",
-                           f->name(), e);
+        out += fmt::format(
+            "{}[{}]: not analyzed yet: no call has replayed it (the analysis runs on the first "
+            "call after the one that recorded it)\n",
+            f->name(), e);
       }
     }
   }
