@@ -10,13 +10,16 @@ for bit; with --verify every lifted hit is also checked against the body (dyn.Li
 
 Run: build/repl/dynrepl --batch tests/fuzz/python_state.py [--programs N] [--seed S] [--verify]
 """
-import argparse
+import os
 import random
 import sys
 import textwrap
 
 import dyn
 import dyn.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _lift_runner  # noqa: E402
 
 STATEMENTS = {
     "layers": "for layer in self.layers:\n    x = layer(x).tanh()",
@@ -146,30 +149,8 @@ def run_program(index, seed, verify, show=False):
         if not same(got, want):
             problems.append(f"call {call} after {log[-3:]}: compiled {got!r} where eager gave {want!r}")
             break
-    return problems, compiled._state.lifted_hits + compiled._verified, compiled._state.calls
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--programs", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--verify", action="store_true", help="verify mode: check each lifted hit against the body")
-    ap.add_argument("--one", type=int, default=None, help="run only program K and show its source")
-    args = ap.parse_args(sys.argv[1:])
-    indices = [args.one] if args.one is not None else range(args.programs)
-    failed, lifted, calls = [], 0, 0
-    for i in indices:
-        problems, hits, n = run_program(i, args.seed, args.verify, show=args.one is not None)
-        lifted, calls = lifted + hits, calls + n
-        if problems:
-            failed.append(i)
-            print(f"FAIL program {i} (seed {args.seed}): {problems[0]}")
-            print(f"  rerun: build/repl/dynrepl --batch tests/fuzz/python_state.py --seed {args.seed} --one {i}")
-    print(f"{calls} compiled calls, {lifted} served without the body" + (" (verified against it)" if args.verify
-                                                                          else ""))
-    print(f"{len(indices) - len(failed)} programs passed, {len(failed)} failed")
-    sys.exit(1 if failed else 0)
+    return problems, compiled._state.lifted_hits + compiled._verified, compiled._state.calls, compiled
 
 
 if __name__ == "__main__":
-    main()
+    _lift_runner.main(run_program, "python_state.py", 200, "its source")

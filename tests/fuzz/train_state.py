@@ -14,12 +14,15 @@ must be the same, bit for bit; with --verify every lifted hit is also checked ag
 
 Run: build/repl/dynrepl --batch tests/fuzz/train_state.py [--programs N] [--seed S] [--verify]
 """
-import argparse
+import os
 import random
 import sys
 
 import dyn
 import dyn.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _lift_runner  # noqa: E402
 
 OPTIMIZERS = [
     ("SGD", dict(lr=0.1)),
@@ -192,42 +195,8 @@ def run_program(index, seed, verify, show=False):
                             f"(item {bad} of {len(a)})")
             break
     st = comp.compiled._state
-    if WHY is not None:
-        for _, reason, _ in comp.compiled.why_python():
-            WHY[reason] = WHY.get(reason, 0) + 1
-    return problems, st.lifted_hits + comp.compiled._verified, st.calls
-
-
-WHY = None  # --why: reason -> entries it kept on tier 1
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--programs", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--verify", action="store_true", help="verify mode: check each lifted hit against the body")
-    ap.add_argument("--one", type=int, default=None, help="run only program K and show its choices")
-    ap.add_argument("--why", action="store_true", help="count the reasons entries stay on tier 1")
-    args = ap.parse_args(sys.argv[1:])
-    if args.why:
-        global WHY
-        WHY = {}
-    indices = [args.one] if args.one is not None else range(args.programs)
-    failed, lifted, calls = [], 0, 0
-    for i in indices:
-        problems, hits, n = run_program(i, args.seed, args.verify, show=args.one is not None)
-        lifted, calls = lifted + hits, calls + n
-        if problems:
-            failed.append(i)
-            print(f"FAIL program {i} (seed {args.seed}): {problems[0]}")
-            print(f"  rerun: build/repl/dynrepl --batch tests/fuzz/train_state.py --seed {args.seed} --one {i}")
-    print(f"{calls} compiled calls, {lifted} served without the body" + (" (verified against it)" if args.verify
-                                                                          else ""))
-    for reason, n in sorted((WHY or {}).items(), key=lambda x: -x[1]):
-        print(f"  {n:5d} entries on tier 1: {reason}")
-    print(f"{len(indices) - len(failed)} programs passed, {len(failed)} failed")
-    sys.exit(1 if failed else 0)
+    return problems, st.lifted_hits + comp.compiled._verified, st.calls, comp.compiled
 
 
 if __name__ == "__main__":
-    main()
+    _lift_runner.main(run_program, "train_state.py", 100, "its choices")
