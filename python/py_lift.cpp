@@ -63,8 +63,23 @@ PyObject* lifted_call_impl(PyObject* self, PyObject* args, PyObject* kw) {
   p->in.clear();
   if (!ran) Py_RETURN_NONE;
   if (!p->values.empty()) {  // the results' autograd history, as the body's ops record it
-    record_lifted_history(p->plan->graph(), p->plan->grad_nodes(), p->values, p->plan->used_patches());
+    try {
+      record_lifted_history(p->plan->graph(), p->plan->grad_nodes(), p->values, p->plan->used_patches());
+    } catch (...) {
+      p->values.clear();
+      p->out.clear();
+      throw;
+    }
     p->values.clear();
+  }
+  // Each result as the body gave it: a detached alias of a value with history does not require
+  // grad; a leaf the call made does.
+  for (size_t i = 0; i < p->out.size(); ++i) {
+    bool want = p->plan->out_requires_grad(i);
+    if (!want && requires_grad(p->out[i]))
+      p->out[i] = detach(p->out[i]);
+    else if (want && !requires_grad(p->out[i]) && !p->plan->released(i) && is_floating(p->out[i].dtype()))
+      set_requires_grad(p->out[i], true);
   }
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(p->out.size()));
   if (!tuple) return nullptr;

@@ -238,14 +238,19 @@ bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   return true;
 }
 
-void record_lifted_history(const Graph& g, std::span<const int> nodes, std::span<const Tensor> values,
+void record_lifted_history(const Graph& g, std::span<const std::pair<int, uint32_t>> nodes, std::span<Tensor> values,
                            const std::vector<NodePatch>* patches) {
   std::vector<Tensor> in, out;
-  for (int k : nodes) {
+  for (auto [k, mask] : nodes) {
     const Node& n = g.nodes[k];
     in.clear();
     out.clear();
-    for (int v : n.inputs) in.push_back(values[v]);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      Tensor& t = values[n.inputs[i]];
+      bool wanted = i < 32 && (mask >> i & 1u);
+      if (wanted && !requires_grad(t)) set_requires_grad(t, true);  // a leaf the call made
+      in.push_back(!wanted && requires_grad(t) ? detach(t) : t);
+    }
     for (int v : n.outputs) out.push_back(values[v]);
     if (const NodePatch* p = find_patch(patches, k)) {
       Attrs a = n.attrs.get();

@@ -66,8 +66,10 @@ void set_requires_grad(const Tensor& t, bool on);  // user error on a non-leaf o
 bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<const Tensor> out);
 // Tier 2: the history the body's ops would have recorded, for a lifted call's values (by graph
 // value id): record_grad for each of `nodes` (those that recorded one when the entry was
-// analyzed), in order, with this call's numbers (patches).
-void record_lifted_history(const Graph& g, std::span<const int> nodes, std::span<const Tensor> values,
+// analyzed, with which inputs required grad then), in order, with this call's numbers (patches).
+// An input that did not require grad then is given as a detached alias (it was one); one that
+// did, made in the call without history, is a leaf requiring grad again (ones(requires_grad=True)).
+void record_lifted_history(const Graph& g, std::span<const std::pair<int, uint32_t>> nodes, std::span<Tensor> values,
                            const std::vector<NodePatch>* patches);
 // Links outputs (computed without recording) to one node whose derivative is `backward`
 // (torch.autograd.Function). Returns false when no input requires grad or grad mode is off.

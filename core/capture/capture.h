@@ -156,11 +156,16 @@ class CompiledFunction {
   // and, per graph input of that call (by value id), the value id of the first input that
   // shares its memory (itself when none does): a lifted call must alias its inputs the same way.
   std::map<int, int> last_shares;
-  // and the outputs of that call whose history a backward() in the body consumed (by value id):
-  // a node named as their grad_fn, for a lifted call to give its results (see autograd.h).
-  std::map<int, std::shared_ptr<GradNode>> last_released;
-  std::vector<int> last_history;     // and those whose history is still there to backward through
-  std::vector<int> last_grad_nodes;  // the nodes that made an autograd node in that call
+  // and, per result of that call (in the order lift_snapshot took them), the node named as its
+  // grad_fn when a backward() in the body consumed its history (null otherwise), for a lifted
+  // call to give its results (see autograd.h), and whether it required grad;
+  std::vector<std::shared_ptr<GradNode>> last_released;
+  std::vector<char> last_out_grad;
+  std::vector<int> last_history;  // the results (value ids) whose history is there to backward through
+  // The nodes that made an autograd node in that call, each with which of its inputs required
+  // grad then (a detached alias of a value did not), and whether a backward() set a .grad.
+  std::vector<std::pair<int, uint32_t>> last_grad_nodes;
+  bool last_backward = false;
 
  private:
   friend class Capture;
@@ -265,10 +270,11 @@ class Capture {
   // A leaf's .grad is about to change inside the region. If a graph fails to run, restore() puts
   // back what eager mode would have left (autograd knows how; the capture only keeps the note).
   void note_grad_change(const TensorImpl* leaf, const Tensor& old, std::function<void()> restore);
-  // The op just recorded or replayed made an autograd node (dispatch tells): for lifting.
-  void note_grad_node() {
+  // The op just recorded or replayed made an autograd node (dispatch tells, with which inputs
+  // required grad): for lifting.
+  void note_grad_node(uint32_t inputs_requiring_grad) {
     int k = lift_nodes() - 1;
-    if (k >= 0) grad_nodes_.push_back(k);
+    if (k >= 0) grad_nodes_.emplace_back(k, inputs_requiring_grad);
   }
   // For lifting: the leaves whose .grad changed first after the k-th such change of this segment,
   // each with the .grad it had before (undefined: None). grad_changes() counts them.
@@ -417,8 +423,8 @@ class Capture {
     Tensor old;  // the .grad before (undefined: None)
     std::function<void()> restore;
   };
-  std::vector<GradNote> grad_notes_;  // per leaf, first change
-  std::vector<int> grad_nodes_;       // nodes of segment 0 that made an autograd node (note_grad_node)
+  std::vector<GradNote> grad_notes_;                  // per leaf, first change
+  std::vector<std::pair<int, uint32_t>> grad_nodes_;  // nodes of segment 0 that made an autograd node
 
   // record mode
   Graph seg_;

@@ -76,16 +76,20 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     *refusal = "a result has autograd history the graph's ops did not record (a custom autograd Function?)";
     return nullptr;
   }
-  if (history && !fn->last_released.empty()) {
-    *refusal = "some results' history was consumed by backward() in the body and some was not";
+  if (history && fn->last_backward) {
+    // Its nodes saved values that backward() freed: a second backward through them raises, which
+    // history recorded anew would not.
+    *refusal = "a result keeps autograd history after backward() ran in the body";
     return nullptr;
   }
   std::vector<int> needed = outputs;
   if (history) {
+    // A write into a value the history saves (or into the memory under it, through a view):
+    // eager's backward() would raise, and history recorded after the run cannot tell.
     std::vector<bool> saved(g.values.size(), false);
-    for (int k : fn->last_grad_nodes) {
-      for (int v : g.nodes[k].inputs) saved[v] = true;
-      for (int v : g.nodes[k].outputs) saved[v] = true;
+    for (auto [k, mask] : fn->last_grad_nodes) {
+      for (int v : g.nodes[k].inputs) saved[v] = saved[root_of(g, v)] = true;
+      for (int v : g.nodes[k].outputs) saved[v] = saved[root_of(g, v)] = true;
     }
     for (const Node& n : g.nodes)
       if (n.target >= 0 && saved[root_of(g, n.target)]) {
@@ -143,9 +147,9 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
     auto it = std::find(inputs.begin(), inputs.end(), root);
     if (it != inputs.end()) lp->writes_[it - inputs.begin()]++;
   }
-  for (int v : outputs) {
-    auto it = fn->last_released.find(v);
-    lp->released_.push_back(it != fn->last_released.end() ? it->second : nullptr);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    lp->released_.push_back(j < fn->last_released.size() ? fn->last_released[j] : nullptr);
+    lp->out_grad_.push_back(j < fn->last_out_grad.size() && fn->last_out_grad[j]);
   }
   lp->inputs_ = std::move(inputs);
   lp->outputs_ = std::move(outputs);

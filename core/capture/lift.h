@@ -31,7 +31,9 @@ class LiftedPlan {
   // by id, for record_lifted_history (autograd's layer, above this one).
   bool run(std::span<const Tensor> in, std::span<const double> floats, std::vector<Tensor>* out, bool count = true,
            std::vector<Tensor>* values = nullptr);
-  const std::vector<int>& grad_nodes() const { return grad_nodes_; }
+  const std::vector<std::pair<int, uint32_t>>& grad_nodes() const { return grad_nodes_; }
+  // Result j required grad when traced (a detached alias of a graph value did not).
+  bool out_requires_grad(size_t j) const { return out_grad_[j]; }
   const Graph& graph() const { return seg_->graph; }
   const NodePatches* used_patches() const { return used_patches_; }
   // The guard that failed at the last run() that returned false, as one line.
@@ -59,7 +61,8 @@ class LiftedPlan {
   // Per input (run()'s order): the earlier position of the same graph input (-1: first), and the
   // position of the first distinct input sharing its memory (itself when none does).
   std::vector<int> dup_, shares_;
-  std::vector<int> grad_nodes_;  // nodes whose autograd node a run records (results with history)
+  std::vector<std::pair<int, uint32_t>> grad_nodes_;  // nodes whose autograd node a run records
+  std::vector<char> out_grad_;
   const NodePatches* used_patches_ = nullptr;
   std::vector<int> random_;                          // the nodes that draw random numbers, in order
   std::vector<int64_t> writes_;                      // per input: the graph's in-place writes into it

@@ -218,17 +218,20 @@ bool Capture::lift_snapshot(std::span<const Tensor> outs, std::span<const std::s
       }
     fn_->last_shares[(*inputs)[i].first] = group;
   }
-  fn_->last_released.clear();
+  fn_->last_released.assign(outs.size(), nullptr);
+  fn_->last_out_grad.assign(outs.size(), 0);
   fn_->last_history.clear();
   fn_->last_grad_nodes = grad_nodes_;
+  fn_->last_backward = !grad_notes_.empty();
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
     int v = t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1;
     out_ids->push_back(v);
-    if (v < 0 || !t.impl()->requires_grad_) continue;
+    if (!t.impl()->requires_grad_) continue;
+    fn_->last_out_grad[i] = 1;
     if (i < released.size() && released[i])
-      fn_->last_released[v] = released[i];
-    else
+      fn_->last_released[i] = released[i];
+    else if (v >= 0)
       fn_->last_history.push_back(v);
   }
   return true;

@@ -7,10 +7,21 @@
 
 namespace dyn {
 
+namespace {
+// Which inputs required grad when a node was recorded (a lifted call records it the same way).
+uint32_t requiring_grad(std::span<const Tensor> in) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < in.size() && i < 32; ++i)
+    if (requires_grad(in[i])) m |= 1u << i;
+  return m;
+}
+}  // namespace
+
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
   Capture* c = Capture::active();
   Tensor out = c ? c->record(op, in, a) : run_op(op, in, a);
-  if (grad_enabled() && record_grad(op, in, a, std::span<const Tensor>(&out, 1)) && c) c->note_grad_node();
+  if (grad_enabled() && record_grad(op, in, a, std::span<const Tensor>(&out, 1)) && c)
+    c->note_grad_node(requiring_grad(in));
   return out;
 }
 
@@ -19,7 +30,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
   auto out = c ? c->record2(op, in, a) : run_op2(op, in, a);
   if (grad_enabled()) {
     const Tensor both[2] = {out.first, out.second};
-    if (record_grad(op, in, a, both) && c) c->note_grad_node();
+    if (record_grad(op, in, a, both) && c) c->note_grad_node(requiring_grad(in));
   }
   return out;
 }

@@ -519,6 +519,7 @@ class Tracer:
         self.written = {}
         self.grad_leaves = {}  # id(tensor) -> (tensor, Expr): tensors whose .grad the call sets
         self.effects = []  # after add_effects(): (Expr of a tensor, index of its new .grad in outs or None)
+        self.backward_at = None  # the line of the first backward() the call ran
 
     # -- entry points --
 
@@ -1668,6 +1669,8 @@ class Tracer:
             else:
                 self.use(p, v, "an argument of backward()")
         start = _dyn._lift_grads(-1, [])
+        if self.backward_at is None:
+            self.backward_at = self.where
 
         def result(real, pushed):
             srcs = list(self.tensor_srcs.values())
@@ -1739,6 +1742,8 @@ class Tracer:
 
     def _op_call(self, pos, pos_p, kw, kw_p):
         T = _tensor_type()
+        if kw.get("generator") is not None:
+            raise Refused("draws random numbers from a dyn.Generator: tier 2 advances only the default generator")
 
         def visit(p, v):
             if isinstance(v, T):
@@ -2214,6 +2219,19 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
         raise Refused("the call broke its graph: Python runs between the graphs")
     tracer.names = names_for(owner)
     tracer.state = owner._state
+    if tracer.backward_at is not None:
+        # backward() in the body reached the inputs that require grad as the leaves they were:
+        # each must be a leaf again (a non-leaf's gradient flows on, through history from
+        # outside the call that the graph does not hold)
+        for (t, e), vid in zip(tracer.tensor_srcs.values(), snapshot[0]):
+            if vid >= 0 and t.requires_grad:
+                if t.grad_fn is not None:
+                    raise Refused(f"backward() runs into autograd history from outside the call ("
+                                  f"{_text(e, tracer.names)} is not a leaf)", tracer.backward_at)
+                n = len(tracer.guards)
+                tracer.guard("none", Expr("attr", e, "grad_fn"), True)
+                if len(tracer.guards) > n:
+                    tracer.guards[-1].where = tracer.backward_at
     body, fetch, input_ids, ret_code, cg, float_slots, float_fetch, effect_lines = _build(
         tracer, tracer.ret, outs, snapshot)
     plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]), float_slots)
@@ -2307,6 +2325,10 @@ def compare(got, want, path="the result"):
             return f"other values for {path}"
         if got.requires_grad != want.requires_grad:
             return f"requires_grad={got.requires_grad} for {path}"
+        gf, wf = got.grad_fn, want.grad_fn
+        if (gf is None) != (wf is None) or (gf is not None and type(gf).__name__ != type(wf).__name__) or (
+                gf is not None and getattr(gf, "name", lambda: "")() != getattr(wf, "name", lambda: "")()):
+            return f"grad_fn {gf} for {path} where {wf} was expected"
         return ""
     if type(got) is not type(want):
         return f"a {type(got).__name__} for {path} where a {type(want).__name__} was expected"

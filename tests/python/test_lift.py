@@ -378,5 +378,127 @@ class TestTraining(unittest.TestCase):
             cf(XB, YB)
 
 
+class TestAutogradEdges(unittest.TestCase):
+    """What a lifted call does to autograd equals the body's in the corners (each found by review):
+    a run compiled and one eager, from the same seed, must end in the same observable state."""
+
+    def both(self, scenario):
+        out = []
+        for compiled in (False, True):
+            dyn.manual_seed(0)
+            out.append(scenario(lambda f: dyn.compile(f, lift=True) if compiled else f))
+        self.assertEqual(out[0], out[1])
+        return out[1]
+
+    @staticmethod
+    def outcome(fn):
+        try:
+            return ("ok", fn())
+        except RuntimeError as e:
+            return ("raised", str(e).split(".")[0])
+
+    def test_detached_value_has_no_history(self):
+        def scenario(compile_):
+            w = dyn.randn(3, requires_grad=True)
+            x = dyn.randn(3)
+
+            def fwd(x):
+                h = x * w
+                y = h.detach()
+                return y * w, h, y
+            f = compile_(fwd)
+            for _ in range(4):
+                w.grad = None
+                out, h, y = f(x)
+                out.sum().backward()
+            return (w.grad.tolist(), y.requires_grad, y.grad_fn is None, h.requires_grad, repr(out.grad_fn))
+        self.both(scenario)
+
+    def test_leaf_made_in_the_call(self):
+        def scenario(compile_):
+            def fwd(x):
+                w = dyn.ones(3, requires_grad=True)
+                return x * w, w
+            f = compile_(fwd)
+            x = dyn.randn(3)
+            for _ in range(4):
+                y, w = f(x)
+            y.sum().backward()
+            return (y.requires_grad, repr(y.grad_fn), w.requires_grad, w.is_leaf, w.grad.tolist())
+        self.both(scenario)
+
+    def test_history_used_after_backward_in_the_body(self):
+        def scenario(compile_):
+            w = dyn.randn(3, requires_grad=True)
+            x = dyn.randn(3)
+
+            def step(x):
+                h = x * w
+                h.sum().backward()
+                return h * 2
+            f = compile_(step)
+            for _ in range(4):
+                w.grad = None
+                out = f(x)
+            return self.outcome(lambda: out.sum().backward())
+        self.assertEqual(self.both(scenario)[0], "raised")
+
+    def test_write_into_memory_a_saved_view_reads(self):
+        def scenario(compile_):
+            w = dyn.randn(2, requires_grad=True)
+            buf = dyn.randn(4)
+
+            def fwd(x):
+                v = buf[0:2]
+                y = v * w
+                buf.add_(1.0)
+                return y + x
+            f = compile_(fwd)
+            for _ in range(4):
+                out = f(dyn.zeros(2))
+            return self.outcome(lambda: out.sum().backward()), buf.tolist()
+        self.assertEqual(self.both(scenario)[0][0], "raised")
+
+    def test_backward_through_history_from_outside(self):
+        def scenario(compile_):
+            w = dyn.randn(3, requires_grad=True)
+
+            def step(h):
+                loss = (h * 2.0).sum()
+                loss.backward()
+                return loss.detach()
+            f = compile_(step)
+            for i in range(4):
+                w.grad = None
+                f(w * w if i < 2 else w + 1.0)
+            return w.grad.tolist()
+        self.both(scenario)
+
+    def test_an_input_that_stops_being_a_leaf(self):
+        def scenario(compile_):
+            w = dyn.randn(3, requires_grad=True)
+
+            def step(x):
+                (x * w).sum().backward()
+                return w.grad.clone()
+            f = compile_(step)
+            for _ in range(3):
+                x = dyn.randn(3, requires_grad=True)
+                f(x)
+            a = dyn.randn(3, requires_grad=True)
+            x2 = a * 2
+            f(x2)
+            return a.grad.tolist(), x2.grad
+        self.both(scenario)
+
+    def test_a_generator_of_the_users(self):
+        def scenario(compile_):
+            g = dyn.Generator().manual_seed(5)
+            f = compile_(lambda x: x + dyn.rand(3, generator=g))
+            vals = [f(dyn.zeros(3)).tolist() for _ in range(5)]
+            return vals, g._offset, dyn.rand(1).tolist()
+        self.both(scenario)
+
+
 if __name__ == "__main__":
     unittest.main()
