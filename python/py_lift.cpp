@@ -362,11 +362,11 @@ DYN_FAST(f_lift_grads) {
   return out;
 }
 
-// _lift_rng([state]): the default generator's (seed, offset); with a state, sets it back (verify
-// mode runs both tiers from the same generator state).
-DYN_FAST(f_lift_rng) {
+// _rng_state([state]): the default generator's (seed, offset); with a state, sets it (verify mode
+// runs both tiers from the same generator state; dyn.get_rng_state / set_rng_state).
+DYN_FAST(f_rng_state) {
   PyObject* a[1];
-  parse_args("_lift_rng", args, nargs, kw, {"state"}, 0, a);
+  parse_args("_rng_state", args, nargs, kw, {"state"}, 0, a);
   if (a[0] && a[0] != Py_None) {
     unsigned long long seed = 0, offset = 0;
     if (!PyArg_ParseTuple(a[0], "KK", &seed, &offset)) return nullptr;
@@ -392,7 +392,7 @@ PyMethodDef lift_functions[] = {
     DYN_ENTRY("_lift_note", f_lift_note, "record what the lift analysis found for an entry (for the views)"),
     DYN_ENTRY("_lift_miss", f_lift_miss, "note why a lifted entry did not serve a call"),
     DYN_ENTRY("_lift_grads", f_lift_grads, "the leaves whose .grad the running segment changed (for lifting)"),
-    DYN_ENTRY("_lift_rng", f_lift_rng, "the default generator's state, or set it (verify mode)"),
+    DYN_ENTRY("_rng_state", f_rng_state, "the default generator's (seed, offset), or set it"),
     DYN_ENTRY("_frame_stack", f_frame_stack, "the value stack of a frame, read inside a trace function"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -197,6 +197,19 @@ struct IndexPlan {
 
 Tensor index_tensor_from(PyObject* o) {
   if (is_tensor(o)) return unwrap(o);
+  if (PyRange_Check(o)) {  // x[range(2, 5)] indexes as the list of its ints
+    PyObject* list = PySequence_List(o);
+    if (!list) throw PythonErrorSet{};
+    Tensor t;
+    try {
+      t = tensor_from_data(list, DType::Int64);
+    } catch (...) {
+      Py_DECREF(list);
+      throw;
+    }
+    Py_DECREF(list);
+    return t;
+  }
   return tensor_from_data(o, std::nullopt);  // a list of ints
 }
 
@@ -245,7 +258,7 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
       r = ops::slice(r, dim++, b, e, step);
     } else if (PyLong_Check(it) || (!is_tensor(it) && !PyFloat_Check(it) && PyIndex_Check(it) && !PyBool_Check(it))) {
       r = ops::select(r, dim, int_arg("__getitem__", "index", it));
-    } else if (is_tensor(it) || PyList_Check(it)) {
+    } else if (is_tensor(it) || PyList_Check(it) || PyRange_Check(it)) {
       Tensor t = index_tensor_from(it);
       DYN_CHECK(t.dtype() == DType::Int64, ErrorKind::Index,
                 "tensors used as indices must be long or bool tensors (a bool mask must cover the whole tensor); "
@@ -403,6 +416,16 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     Scalar s;
     bool is_scalar = !is_tensor(value) && to_scalar(value, &s);
     Tensor v = is_scalar ? Tensor() : (is_tensor(value) ? unwrap(value) : tensor_from_data(value, base.dtype()));
+    // As PyTorch's assignment: the value's leading size-1 dims are dropped before it broadcasts
+    // (buf[i] = v[None]).
+    if (v.defined() && v.ndim() > 0 && v.shape()[0] == 1) {
+      const Dims& d = v.shape();
+      int lead = 0;
+      while (lead < d.size() && d[lead] == 1) ++lead;
+      Dims rest;
+      for (int i = lead; i < d.size(); ++i) rest.push_back(d[i]);
+      v = ops::reshape(v, rest);
+    }
     if (!p.several.empty()) {
       assign_several(p.view, p.several, is_scalar, s, v);
     } else if (p.mask) {

@@ -49,6 +49,7 @@ from . import _ops  # noqa: E402
 from . import _functional  # noqa: E402  (registers its methods with _ops before install)
 from ._torch_api import *  # noqa: E402,F401,F403
 from ._torch_api import device, CPU as _CPU  # noqa: E402
+from . import random  # noqa: E402,F401  (torch.random)
 
 globals().update(_ops.install(lambda self: _CPU))
 globals().update(_functional.FUNCTIONS)

@@ -2267,7 +2267,7 @@ class State:
         if f is _MISS:
             return None  # the lifted call misses too: nothing runs
         st = State()
-        st.rng = _dyn._lift_rng()
+        st.rng = _dyn._rng_state()
         inputs, st.holders = f
         st.written = [inputs[i] for i in writes]
         with _no_grad():
@@ -2279,11 +2279,11 @@ class State:
         with _no_grad():
             self.lifted_values = [t.detach().clone() for t in self.written]
         self.lifted_grads = [h.grad for h in self.holders]
-        self.lifted_rng = _dyn._lift_rng()
+        self.lifted_rng = _dyn._rng_state()
         self.restore()
 
     def restore(self):
-        _dyn._lift_rng(self.rng)
+        _dyn._rng_state(self.rng)
         with _no_grad():
             for t, v in zip(self.written, self.values):
                 t.detach().copy_(v)
@@ -2291,8 +2291,8 @@ class State:
             h.grad = g
 
     def compare(self):
-        if _dyn._lift_rng() != self.lifted_rng:
-            return f"the generator at {self.lifted_rng} where the body leaves it at {_dyn._lift_rng()}"
+        if _dyn._rng_state() != self.lifted_rng:
+            return f"the generator at {self.lifted_rng} where the body leaves it at {_dyn._rng_state()}"
         for i, (t, v) in enumerate(zip(self.written, self.lifted_values)):
             p = compare(v, t.detach(), f"the tensor the graph writes (input {i})")
             if p:

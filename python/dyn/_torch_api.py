@@ -92,16 +92,44 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return _dyn.tensor([self._seed & 0x7FFFFFFFFFFFFFFF, self._seed >> 63, self._offset], dtype=_dyn.int64)
+        return _state_tensor(self._seed, self._offset)
 
     def set_state(self, state):
-        lo, hi, off = state.tolist()
-        self._seed, self._offset = lo | (hi << 63), off
+        self._seed, self._offset = _state_of(state)
         return self
 
     @property
     def device(self):
         return CPU
+
+
+def get_rng_state():
+    """torch.get_rng_state: the default generator's state, for set_rng_state. dyn's generator is
+    counter-based (a seed and a position), so the state is the int64 tensor Generator.get_state
+    gives (PyTorch's is a uint8 tensor of its Mersenne Twister's 5056 bytes)."""
+    return _state_tensor(*_dyn._rng_state())
+
+
+def set_rng_state(new_state):
+    """torch.set_rng_state: puts back a state get_rng_state returned."""
+    _dyn._rng_state(_state_of(new_state))
+
+
+def _state_tensor(seed, offset):
+    return _dyn.tensor([seed & 0x7FFFFFFFFFFFFFFF, seed >> 63, offset], dtype=_dyn.int64)
+
+
+def _state_of(state):
+    if not isinstance(state, Tensor):
+        raise TypeError(f"expected the state get_rng_state() returns (an int64 tensor of 3 values), but got "
+                        f"{type(state).__name__}")
+    if state.dtype != _dyn.int64 or tuple(state.shape) != (3,):
+        raise TypeError(f"RNG state must be the int64 tensor of 3 values get_rng_state() returns (dyn's generator "
+                        f"is counter-based); got {state.dtype} of shape {list(state.shape)}")
+    lo, hi, off = state.tolist()
+    if lo < 0 or hi not in (0, 1) or off < 0:
+        raise RuntimeError(f"RNG state {[lo, hi, off]} is not one get_rng_state() returns")
+    return (lo | (hi << 63), off)
 
 
 def _n(v):
@@ -574,4 +602,5 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_default_device", "get_default_device",
     "set_printoptions", "is_nonzero", "numel", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "seed", "inference_mode", "is_inference_mode_enabled", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor",
+    "get_rng_state", "set_rng_state",
 ]

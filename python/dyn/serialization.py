@@ -13,7 +13,7 @@ import numpy as np
 
 import dyn
 
-__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 DEFAULT_PROTOCOL = 2
 
 # Note [file layout]
@@ -404,6 +404,23 @@ def get_safe_globals():
 
 def clear_safe_globals():
     _user_safe_globals.clear()
+
+
+class safe_globals:
+    """with torch.serialization.safe_globals([cls, ...]): allowed in weights_only=True loads inside
+    the block only (what add_safe_globals allowed before stays allowed)."""
+
+    def __init__(self, safe_globals):
+        self.globals = list(safe_globals)
+
+    def __enter__(self):
+        self.saved = dict(_user_safe_globals)
+        add_safe_globals(self.globals)
+
+    def __exit__(self, *exc):
+        _user_safe_globals.clear()
+        _user_safe_globals.update(self.saved)
+        return False
 
 
 class _Unpickler(pickle.Unpickler):

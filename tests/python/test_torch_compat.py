@@ -632,6 +632,68 @@ class TestAmp(unittest.TestCase):
         self.assertEqual(s.state_dict(), {})
 
 
+class TestRealProgramPieces(unittest.TestCase):
+    """Names and forms public programs use, each checked against PyTorch 2.15 (the values in the
+    assertions were printed by it)."""
+
+    def test_rng_state_round_trip(self):
+        state = torch.get_rng_state()
+        a = torch.rand(3)
+        torch.set_rng_state(state)
+        self.assertTrue(torch.equal(a, torch.rand(3)))
+        before = torch.get_rng_state()
+        with torch.random.fork_rng():
+            torch.rand(5)
+        self.assertTrue(torch.equal(torch.get_rng_state(), before))
+        g = torch.Generator().manual_seed(3)
+        g.set_state(state)  # one format for both
+        self.assertTrue(torch.equal(g.get_state(), state))
+        with self.assertRaisesRegex(TypeError, "get_rng_state"):
+            torch.set_rng_state([1, 2])
+        with self.assertRaisesRegex(TypeError, "int64 tensor of 3 values"):
+            torch.set_rng_state(torch.tensor([1.0, 2.0, 3.0]))
+        torch.manual_seed(0)
+        self.assertEqual(torch.random.initial_seed(), 0)
+
+    def test_range_as_index(self):
+        x = torch.arange(10)
+        self.assertEqual(x[range(2, 5)].tolist(), [2, 3, 4])
+        self.assertEqual(x[range(0, 10, 3)].tolist(), [0, 3, 6, 9])
+        m = torch.arange(12.0).reshape(3, 4)
+        m[range(1, 3)] = 0.0
+        self.assertEqual(m.tolist(), [[0.0, 1.0, 2.0, 3.0], [0.0] * 4, [0.0] * 4])
+
+    def test_assigned_value_drops_leading_ones(self):
+        buf = torch.zeros(3, 4)
+        buf[1] = torch.arange(4.0)[None]
+        self.assertEqual(buf.tolist(), [[0.0] * 4, [0.0, 1.0, 2.0, 3.0], [0.0] * 4])
+        buf = torch.zeros(2, 3)
+        buf[:, 1] = torch.ones(1, 1, 2)
+        self.assertEqual(buf.tolist(), [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+        with self.assertRaises(RuntimeError):  # a leading dim other than 1 still does not fit
+            torch.zeros(3, 4)[1] = torch.ones(2, 4)
+
+    def test_module_paths_of_pickled_models(self):
+        import importlib
+        for path, names in (("torch.nn.modules.pixelshuffle", ["PixelShuffle", "PixelUnshuffle"]),
+                            ("torch.nn.modules.flatten", ["Flatten", "Unflatten"]),
+                            ("torch.nn.modules.fold", ["Unfold"]),
+                            ("torch.nn.modules.instancenorm", ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"])):
+            mod = importlib.import_module(path)
+            for n in names:
+                self.assertIs(getattr(mod, n), getattr(torch.nn, n))
+
+    def test_safe_globals_context(self):
+        import torch.serialization as ser
+
+        class Point:
+            pass
+        ser.clear_safe_globals()
+        with ser.safe_globals([Point]):
+            self.assertEqual(ser.get_safe_globals(), [Point])
+        self.assertEqual(ser.get_safe_globals(), [])
+
+
 class TestTorchXla(unittest.TestCase):
     def setUp(self):
         dyn.debug.reset()
