@@ -1,10 +1,15 @@
 // What PyTorch programs need beyond dyn's own surface: devices, generators, and the raw ops
 // (cumsum, sort, scatter, index_add) that python/dyn/_ops.py wraps with PyTorch's signatures.
+#include <fmt/format.h>
+
 #include <cstring>
+#include <vector>
 
 #include "core/api/api.h"
 #include "core/autograd/autograd.h"
+#include "core/capture/capture.h"
 #include "core/error.h"
+#include "core/ops/registry.h"
 #include "core/random.h"
 #include "python/py_common.h"
 
@@ -259,6 +264,197 @@ PyMethodDef compat_functions[] = {
 
 }  // namespace
 
-bool init_compat(PyObject* module) { return PyModule_AddFunctions(module, compat_functions) == 0; }
+// ---- out= on torch functions ----
+// torch.add(a, b, out=c) and the like: the function runs as without out=, then its result is
+// written into `out` as PyTorch writes it (cast to out's dtype where PyTorch may cast, out resized
+// with PyTorch's warning when its shape differs), and `out` itself is returned. A wrapper per
+// function of the dyn namespace (the Tensor methods take no out=, as in PyTorch); a call without
+// out= costs one vectorcall more.
+
+namespace {
+
+struct OutFunction {
+  PyObject_HEAD PyObject* fn;
+  PyObject* name;
+  bool creates;  // zeros, arange, ...: the result is made in out's dtype (dtype= unless given)
+  vectorcallfunc vectorcall;
+};
+
+bool can_cast_into(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+void write_out(const char* name, const Tensor& r, const Tensor& out) {
+  DYN_CHECK(!(grad_enabled() && requires_grad(r)), ErrorKind::Runtime,
+            "{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            "arguments requires grad.",
+            name);
+  DYN_CHECK(can_cast_into(r.dtype(), out.dtype()), ErrorKind::Runtime,
+            "result type {} can't be cast to the desired output type {}", legacy_dtype_name(r.dtype()),
+            legacy_dtype_name(out.dtype()));
+  if (r.shape() != out.shape()) {
+    DYN_CHECK(!Capture::active() && !out.impl()->lazy(), ErrorKind::NotImplemented,
+              "{}(out=...): an out tensor of shape {} for a result of shape {} would be resized, which dyn does "
+              "not do inside a compiled region; pass an out tensor of the result's shape",
+              name, dims_str(out.shape()), dims_str(r.shape()));
+    if (out.numel() != 0) {
+      std::string msg = fmt::format(
+          "An output with one or more elements was resized since it had shape {}, which does not match the required "
+          "output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+          "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+          "elements with t.resize_(0).",
+          dims_str(out.shape()), dims_str(r.shape()));
+      if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw PythonErrorSet{};
+    }
+    // The out tensor takes a fresh buffer of the result's shape (its views keep the old one).
+    Tensor fresh = Tensor::empty(r.shape(), out.dtype());
+    TensorImpl* p = out.impl();
+    fresh.storage()->retain();
+    if (p->storage_) p->storage_->release();
+    p->storage_ = fresh.storage();
+    p->shape_ = fresh.shape();
+    p->strides_ = fresh.strides();
+    p->offset_ = 0;
+  }
+  NoGradScope no_grad;
+  ops::copy_(const_cast<Tensor&>(out), r);
+}
+
+PyObject* out_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* f = reinterpret_cast<OutFunction*>(self);
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  Py_ssize_t at = -1;
+  bool has_dtype = false;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    PyObject* k = PyTuple_GET_ITEM(kwnames, i);
+    if (PyUnicode_CompareWithASCIIString(k, "out") == 0) at = i;
+    if (PyUnicode_CompareWithASCIIString(k, "dtype") == 0) has_dtype = true;
+  }
+  if (at < 0) return PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+  PyObject* out = args[nargs + at];
+  const char* name = PyUnicode_AsUTF8(f->name);
+  if (out != Py_None && !is_tensor(out)) {
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", name, Py_TYPE(out)->tp_name);
+    return nullptr;
+  }
+  // The call without out= (and, for a creation function, with out's dtype).
+  bool add_dtype = out != Py_None && f->creates && !has_dtype;
+  std::vector<PyObject*> a(args, args + nargs);
+  PyObject* names = PyTuple_New(nkw - 1 + (add_dtype ? 1 : 0));
+  if (!names) return nullptr;
+  Py_ssize_t j = 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    if (i == at) continue;
+    PyObject* k = PyTuple_GET_ITEM(kwnames, i);
+    Py_INCREF(k);
+    PyTuple_SET_ITEM(names, j++, k);
+    a.push_back(args[nargs + i]);
+  }
+  PyObject* dtype = nullptr;
+  if (add_dtype) {
+    dtype = PyObject_GetAttrString(out, "dtype");
+    if (!dtype) {
+      Py_DECREF(names);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(names, j++, PyUnicode_FromString("dtype"));
+    a.push_back(dtype);
+  }
+  PyObject* r =
+      PyObject_Vectorcall(f->fn, a.data(), static_cast<size_t>(nargs), PyTuple_GET_SIZE(names) ? names : nullptr);
+  Py_DECREF(names);
+  Py_XDECREF(dtype);
+  if (!r || out == Py_None) return r;
+  try {
+    if (!is_tensor(r)) {
+      Py_DECREF(r);
+      throw_type_error(fmt::format("{}(): out= is supported for a function that returns one tensor", name));
+    }
+    write_out(name, unwrap(r), unwrap(out));
+  } catch (...) {
+    Py_XDECREF(r);
+    return translate_exception();
+  }
+  Py_DECREF(r);
+  Py_INCREF(out);
+  return out;
+}
+
+void out_dealloc(PyObject* self) {
+  auto* f = reinterpret_cast<OutFunction*>(self);
+  Py_XDECREF(f->fn);
+  Py_XDECREF(f->name);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* out_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<built-in function %U>", reinterpret_cast<OutFunction*>(self)->name);
+}
+
+PyObject* out_get_doc(PyObject* self, void*) {
+  return PyObject_GetAttrString(reinterpret_cast<OutFunction*>(self)->fn, "__doc__");
+}
+PyObject* out_get_name(PyObject* self, void*) {
+  PyObject* n = reinterpret_cast<OutFunction*>(self)->name;
+  Py_INCREF(n);
+  return n;
+}
+PyObject* out_get_wrapped(PyObject* self, void*) {
+  PyObject* f = reinterpret_cast<OutFunction*>(self)->fn;
+  Py_INCREF(f);
+  return f;
+}
+
+PyGetSetDef out_getset[] = {
+    {"__doc__", out_get_doc, nullptr, nullptr, nullptr},
+    {"__name__", out_get_name, nullptr, nullptr, nullptr},
+    {"__qualname__", out_get_name, nullptr, nullptr, nullptr},
+    {"__wrapped__", out_get_wrapped, nullptr, "the function without out=", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject OutFunctionType = [] {
+  PyTypeObject t = new_type("dyn._OutFunction", sizeof(OutFunction), out_dealloc,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, nullptr);
+  t.tp_vectorcall_offset = offsetof(OutFunction, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_repr = out_repr;
+  t.tp_getset = out_getset;
+  return t;
+}();
+
+// _with_out(fn, name, creates): fn with out= as torch functions take it.
+DYN_FAST(f_with_out) {
+  PyObject* a[3];
+  parse_args("_with_out", args, nargs, kw, {"fn", "name", "creates"}, 3, a);
+  if (!PyCallable_Check(a[0]) || !PyUnicode_Check(a[1]))
+    throw_type_error("_with_out(): expected (callable, str, bool)");
+  auto* f = PyObject_New(OutFunction, &OutFunctionType);
+  if (!f) return nullptr;
+  Py_INCREF(a[0]);
+  Py_INCREF(a[1]);
+  f->fn = a[0];
+  f->name = a[1];
+  f->creates = PyObject_IsTrue(a[2]);
+  f->vectorcall = out_call;
+  return reinterpret_cast<PyObject*>(f);
+}
+
+PyMethodDef out_functions[] = {
+    DYN_ENTRY("_with_out", f_with_out, "a torch function with out="),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool init_compat(PyObject* module) {
+  if (PyType_Ready(&OutFunctionType) < 0) return false;
+  Py_INCREF(&OutFunctionType);
+  if (PyModule_AddObject(module, "_OutFunction", reinterpret_cast<PyObject*>(&OutFunctionType)) < 0) return false;
+  return PyModule_AddFunctions(module, compat_functions) == 0 && PyModule_AddFunctions(module, out_functions) == 0;
+}
 
 }  // namespace dyn::py

@@ -65,6 +65,20 @@ del _name, _row
 
 negative = neg
 
+# out= as torch functions take it (torch.add(a, b, out=c)): the result is written into out, which
+# is returned. Functions only: the Tensor methods take no out=, as in PyTorch. Creation functions
+# make their result in out's dtype.
+for _name in ("add sub mul div true_divide matmul mm bmm mv dot outer cat stack exp log sqrt rsqrt abs neg tanh "
+              "sigmoid pow clamp maximum minimum addmm cumsum sin cos floor ceil round sign erf log1p expm1 "
+              "remainder lerp addcmul addcdiv sum mean prod logsumexp argmax argmin").split():
+    if _name in globals():
+        globals()[_name] = _dyn._with_out(globals()[_name], _name, False)
+for _name in "zeros ones full arange rand randn randint linspace logspace eye randperm".split():
+    if _name in globals():
+        globals()[_name] = _dyn._with_out(globals()[_name], _name, True)
+del _name
+negative = neg
+
 
 class return_types:
     """Named tuples returned by reductions, as torch.return_types."""

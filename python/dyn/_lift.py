@@ -156,7 +156,8 @@ def _is_prim(v):
 def _trusted_value(v):
     """Library objects taken as fixed: modules, functions, classes, builtins, dtypes."""
     if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, types.BuiltinMethodType,
-                      types.MethodDescriptorType, types.WrapperDescriptorType, types.MethodWrapperType)):
+                      types.MethodDescriptorType, types.WrapperDescriptorType, types.MethodWrapperType,
+                      _dyn._OutFunction)):
         return True
     if isinstance(v, types.FunctionType):
         return v.__code__.co_filename.startswith(_PKG)
@@ -1528,6 +1529,10 @@ class Tracer:
             if not (isinstance(callee, types.MethodType) and id(callee.__self__) in self.scoped):
                 raise Refused(f"calls a function of unknown origin ({cp.why})")
 
+        if type(callee) is _dyn._OutFunction:  # dyn.add and the like, with out= for torch
+            if "out" in kw:
+                raise Refused(f"calls {callee.__name__}(out=...), which writes its result into a tensor")
+            callee = callee.__wrapped__
         f, self_obj = _resolve(callee)
         if isinstance(callee, types.MethodType) and id(callee.__self__) in self.scoped:
             return [CONST]  # a library context manager's __exit__: scoped global state

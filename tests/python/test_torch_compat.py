@@ -683,6 +683,49 @@ class TestRealProgramPieces(unittest.TestCase):
             for n in names:
                 self.assertIs(getattr(mod, n), getattr(torch.nn, n))
 
+    def test_out_argument(self):
+        import warnings
+        o = torch.empty(2, 2)
+        self.assertIs(torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=o), o)
+        self.assertEqual(o.tolist(), [[2.0, 2.0], [2.0, 2.0]])
+        o = torch.empty(2, dtype=torch.float64)
+        torch.add(torch.ones(2), torch.ones(2), out=o)
+        self.assertEqual((o.dtype, o.tolist()), (torch.float64, [2.0, 2.0]))
+        with self.assertRaisesRegex(RuntimeError, "^result type Float can't be cast to the desired output type Long$"):
+            torch.add(torch.ones(2), torch.ones(2), out=torch.empty(0, dtype=torch.long))
+        w = torch.ones(2, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, r"^mul\(\): functions with out=\.\.\. arguments don't support "
+                                                  "automatic differentiation, but one of the arguments requires grad"):
+            torch.mul(w, 2, out=torch.empty(2))
+        with torch.no_grad():
+            self.assertEqual(torch.mul(w, 2, out=torch.empty(2)).tolist(), [2.0, 2.0])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            o = torch.empty(3)
+            torch.add(torch.ones(2), torch.ones(2), out=o)
+            self.assertEqual(list(o.shape), [2])
+            torch.cat([torch.ones(2), torch.zeros(1)], out=torch.empty(0))  # empty: resized without a word
+        self.assertEqual(len(caught), 1)
+        self.assertIn("An output with one or more elements was resized since it had shape [3], which does not "
+                      "match the required output shape [2]", str(caught[0].message))
+        self.assertEqual(torch.sum(torch.ones(3), 0, out=torch.empty(())).item(), 3.0)
+        o = torch.empty(3, dtype=torch.long)
+        torch.zeros(3, out=o)  # a creation function makes its result in out's dtype
+        self.assertEqual((o.dtype, o.tolist()), (torch.long, [0, 0, 0]))
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'out'"):
+            torch.ones(2).add(torch.ones(2), out=torch.empty(2))  # methods take no out=, as in PyTorch
+        with self.assertRaisesRegex(TypeError, "argument 'out' must be Tensor, not list"):
+            torch.add(torch.ones(1), 1, out=[1])
+        # compiled: the write is part of the graph, and equals eager
+        def f(a, b, c):
+            torch.add(a, b, out=c)
+            return c * 2
+        cf = torch.compile(f)
+        for _ in range(3):
+            c1, c2 = torch.empty(3), torch.empty(3)
+            want, got = f(torch.ones(3), torch.full((3,), 2.0), c1), cf(torch.ones(3), torch.full((3,), 2.0), c2)
+            self.assertEqual((want.tolist(), c1.tolist()), (got.tolist(), c2.tolist()))
+
     def test_safe_globals_context(self):
         import torch.serialization as ser
 
