@@ -443,8 +443,83 @@ DYN_FAST(f_with_out) {
   return reinterpret_cast<PyObject*>(f);
 }
 
+// ---- tensor hooks (register_hook, retain_grad) ----
+
+DYN_FAST(f_add_grad_hook) {
+  PyObject* a[2];
+  parse_args("_add_grad_hook", args, nargs, kw, {"tensor", "hook"}, 2, a);
+  const Tensor& t = tensor_arg("register_hook", "self", a[0]);
+  if (!PyCallable_Check(a[1])) throw_type_error("register_hook(): hook must be callable");
+  auto ref = std::make_shared<PyRef>(a[1]);
+  std::string name = "hook";
+  if (PyObject* n = PyObject_GetAttrString(a[1], "__name__"); n && PyUnicode_Check(n))
+    name = PyUnicode_AsUTF8(n), Py_DECREF(n);
+  else
+    Py_XDECREF(n), PyErr_Clear();
+  int64_t id = add_grad_hook(
+      t,
+      [ref](const Tensor& g) -> Tensor {
+        PyObject* arg = wrap(g);
+        PyObject* r = PyObject_CallOneArg(ref->o, arg);
+        Py_DECREF(arg);
+        if (!r) throw PythonErrorSet{};
+        if (r == Py_None) {
+          Py_DECREF(r);
+          return Tensor();
+        }
+        if (!is_tensor(r)) {
+          std::string type = Py_TYPE(r)->tp_name;
+          Py_DECREF(r);
+          throw_type_error(fmt::format("a hook must return None or a Tensor, not {}", type));
+        }
+        Tensor out = unwrap(r);
+        Py_DECREF(r);
+        return out;
+      },
+      name);
+  return PyLong_FromLongLong(id);
+}
+
+DYN_FAST(f_remove_grad_hook) {
+  PyObject* a[2];
+  parse_args("_remove_grad_hook", args, nargs, kw, {"tensor", "id"}, 2, a);
+  remove_grad_hook(tensor_arg("remove", "self", a[0]), int_arg("_remove_grad_hook", "id", a[1]));
+  Py_RETURN_NONE;
+}
+
+DYN_FAST(f_grad_hook_ids) {
+  PyObject* a[1];
+  parse_args("_grad_hook_ids", args, nargs, kw, {"tensor"}, 1, a);
+  std::vector<int64_t> ids = grad_hook_ids(tensor_arg("_backward_hooks", "self", a[0]));
+  PyObject* l = PyList_New(0);
+  for (int64_t id : ids) {
+    PyObject* x = PyLong_FromLongLong(id);
+    PyList_Append(l, x);
+    Py_DECREF(x);
+  }
+  return l;
+}
+
+DYN_FAST(f_retain_grad) {
+  PyObject* a[1];
+  parse_args("_retain_grad", args, nargs, kw, {"tensor"}, 1, a);
+  retain_grad(tensor_arg("retain_grad", "self", a[0]));
+  Py_RETURN_NONE;
+}
+
+DYN_FAST(f_retains_grad) {
+  PyObject* a[1];
+  parse_args("_retains_grad", args, nargs, kw, {"tensor"}, 1, a);
+  return PyBool_FromLong(retains_grad(tensor_arg("retains_grad", "self", a[0])));
+}
+
 PyMethodDef out_functions[] = {
     DYN_ENTRY("_with_out", f_with_out, "a torch function with out="),
+    DYN_ENTRY("_add_grad_hook", f_add_grad_hook, "register_hook: a hook on a tensor's gradient; its id"),
+    DYN_ENTRY("_remove_grad_hook", f_remove_grad_hook, "removes a hook by id"),
+    DYN_ENTRY("_grad_hook_ids", f_grad_hook_ids, "the ids of a tensor's gradient hooks"),
+    DYN_ENTRY("_retain_grad", f_retain_grad, "retain_grad: a non-leaf's .grad keeps its gradient"),
+    DYN_ENTRY("_retains_grad", f_retains_grad, "whether a tensor retains its gradient"),
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -73,6 +73,24 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
     ready.erase(ready.begin());
     std::vector<Tensor> gout = std::move(grads[n]);
     grads.erase(n);
+    // Hooks see each output's gradient first (a leaf's, before it accumulates), then a retaining
+    // non-leaf keeps it.
+    for (size_t k = 0; k < n->hooks.size(); ++k) {
+      GradNode::Hook h = n->hooks[k];  // a copy: the hook may register or remove hooks
+      if (h.output < 0 || h.output >= static_cast<int>(gout.size()) || !gout[h.output].defined()) continue;
+      Tensor r = h.fn(gout[h.output]);
+      if (!r.defined()) continue;
+      DYN_CHECK(r.shape() == gout[h.output].shape(), ErrorKind::Runtime,
+                "hook '{}' has changed the size of value (from {} to {})", h.name, dims_str(gout[h.output].shape()),
+                dims_str(r.shape()));
+      gout[h.output] = r.dtype() == gout[h.output].dtype() ? r : ops::to_dtype(r, gout[h.output].dtype());
+    }
+    for (const auto& [o, weak] : n->retained) {
+      auto m = weak.lock();
+      if (!m || o >= static_cast<int>(gout.size()) || !gout[o].defined()) continue;
+      Tensor g = ops::clone(gout[o]);
+      m->grad = m->grad.defined() ? ops::binary(OpId::add, m->grad, g) : g;
+    }
     if (n->accumulates) {
       // Moved, not copied: own_grad counts the handles to g to know whether it may keep it (a copy
       // here made every gradient look shared, so each was cloned).

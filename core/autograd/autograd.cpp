@@ -87,6 +87,57 @@ std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
 
 bool is_leaf(const Tensor& t) { return !grad_fn_of(t); }
 
+namespace {
+// The node and output a tensor's gradient arrives at: its grad_fn's, or a leaf's accumulator.
+std::pair<std::shared_ptr<GradNode>, int> gradient_slot(const Tensor& t) {
+  if (auto fn = grad_fn_of(t)) return {fn, t.impl()->autograd_->output};
+  return {accumulator_of(t), 0};
+}
+int64_t next_hook_id = 0;
+}  // namespace
+
+int64_t add_grad_hook(const Tensor& t, std::function<Tensor(const Tensor&)> fn, std::string name) {
+  DYN_CHECK(requires_grad(t), ErrorKind::Runtime, "cannot register a hook on a tensor that doesn't require gradient");
+  auto [node, output] = gradient_slot(t);
+  int64_t id = ++next_hook_id;
+  node->hooks.push_back(GradNode::Hook{output, id, std::move(fn), std::move(name)});
+  return id;
+}
+
+void remove_grad_hook(const Tensor& t, int64_t id) {
+  if (!requires_grad(t)) return;
+  auto [node, output] = gradient_slot(t);
+  auto& h = node->hooks;
+  h.erase(std::remove_if(h.begin(), h.end(), [&](const GradNode::Hook& x) { return x.id == id; }), h.end());
+}
+
+std::vector<int64_t> grad_hook_ids(const Tensor& t) {
+  std::vector<int64_t> out;
+  if (!requires_grad(t)) return out;
+  auto fn = grad_fn_of(t);
+  std::shared_ptr<GradNode> node = fn ? fn : (t.impl()->autograd_ ? t.impl()->autograd_->accumulator : nullptr);
+  int output = fn ? t.impl()->autograd_->output : 0;
+  if (node)
+    for (const GradNode::Hook& h : node->hooks)
+      if (h.output == output) out.push_back(h.id);
+  return out;
+}
+
+void retain_grad(const Tensor& t) {
+  DYN_CHECK(requires_grad(t), ErrorKind::Runtime, "can't retain_grad on Tensor that has requires_grad=False");
+  auto fn = grad_fn_of(t);
+  if (!fn || retains_grad(t)) return;  // a leaf keeps its gradient anyway
+  fn->retained.emplace_back(t.impl()->autograd_->output, t.impl()->autograd_);
+}
+
+bool retains_grad(const Tensor& t) {
+  auto fn = grad_fn_of(t);
+  if (!fn) return false;
+  for (const auto& [o, w] : fn->retained)
+    if (w.lock() == t.impl()->autograd_) return true;
+  return false;
+}
+
 std::shared_ptr<GradNode> released_copy_of_history(const Tensor& t) {
   std::shared_ptr<GradNode> fn = grad_fn_of(t);
   if (!fn || !fn->released || fn->accumulates) return nullptr;

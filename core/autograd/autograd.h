@@ -38,6 +38,17 @@ struct GradNode {
   TensorImpl* leaf = nullptr;
   bool accumulates = false;
   bool released = false;  // saved values freed by a backward without retain_graph
+  // Tensor hooks (register_hook), per output: each sees the gradient of that output before the
+  // node uses it and may replace it (a leaf's run before its .grad accumulates); and non-leaf
+  // tensors whose .grad keeps the gradient (retain_grad), held weakly: a dead one is skipped.
+  struct Hook {
+    int output;
+    int64_t id;
+    std::function<Tensor(const Tensor&)> fn;  // an undefined result keeps the gradient
+    std::string name;                         // for errors: the hook's __name__
+  };
+  std::vector<Hook> hooks;
+  std::vector<std::pair<int, std::weak_ptr<struct AutogradMeta>>> retained;
   // A derivative written by the user (torch.autograd.Function): used instead of the op's.
   std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)> custom;
   std::string custom_name;
@@ -85,6 +96,16 @@ void check_inplace_grad(const Tensor& self, std::span<const Tensor> in);
 // error) are the body's.
 std::shared_ptr<GradNode> released_copy_of_history(const Tensor& t);
 void attach_released_history(const Tensor& t, const std::shared_ptr<GradNode>& node);
+
+// register_hook: fn runs on t's gradient in backward(); an id for remove_grad_hook. Errors as
+// PyTorch's when t does not require grad.
+int64_t add_grad_hook(const Tensor& t, std::function<Tensor(const Tensor&)> fn, std::string name);
+void remove_grad_hook(const Tensor& t, int64_t id);
+// The ids of t's hooks (its node's, for its output), in the order they run.
+std::vector<int64_t> grad_hook_ids(const Tensor& t);
+// retain_grad: a non-leaf's .grad keeps its gradient (a leaf's does anyway).
+void retain_grad(const Tensor& t);
+bool retains_grad(const Tensor& t);
 
 // The same values without history: shares storage (or, for a lazy tensor, its pending value).
 Tensor detach(const Tensor& t);

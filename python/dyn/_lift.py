@@ -2235,8 +2235,10 @@ def make_lift(owner, tracer, result, outs, snapshot, seconds):
                                   f"{_text(e, tracer.names)} is not a leaf)", tracer.backward_at)
                 n = len(tracer.guards)
                 tracer.guard("none", Expr("attr", e, "grad_fn"), True)
-                if len(tracer.guards) > n:
-                    tracer.guards[-1].where = tracer.backward_at
+                # and one a hook registered since would see its gradient: Python the body runs
+                tracer.guard("none", Expr("attr", e, "_backward_hooks"), True)
+                for g in tracer.guards[n:]:
+                    g.where = tracer.backward_at
     body, fetch, input_ids, ret_code, cg, float_slots, float_fetch, effect_lines = _build(
         tracer, tracer.ret, outs, snapshot)
     plan = _dyn._lift_plan(owner._state, input_ids, list(snapshot[1]), float_slots)

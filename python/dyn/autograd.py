@@ -1,4 +1,6 @@
 """dyn.autograd (torch.autograd): backward, grad, custom Functions and grad modes."""
+import weakref
+
 import _dyn
 from _dyn import Tensor
 
@@ -161,3 +163,50 @@ def set_detect_anomaly(mode, check_nan=True):
 
 class graph:
     """torch.autograd.graph: saved-tensor hooks are not supported."""
+
+
+# ---- tensor hooks: Tensor.register_hook, retain_grad, retains_grad ----
+
+
+class RemovableHandle:
+    """What register_hook returns: remove() takes the hook off again (torch.utils.hooks.RemovableHandle)."""
+
+    def __init__(self, tensor, hook_id):
+        self._tensor = weakref.ref(tensor)
+        self.id = hook_id
+
+    def remove(self):
+        t = self._tensor()
+        if t is not None:
+            _dyn._remove_grad_hook(t, self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _register_hook(self, hook):
+    """Runs hook(grad) each time backward() computes this tensor's gradient (a leaf's before it
+    accumulates into .grad); a tensor it returns replaces the gradient. Returns a handle whose
+    remove() takes the hook off."""
+    return RemovableHandle(self, _dyn._add_grad_hook(self, hook))
+
+
+def _retain_grad(self):
+    """Keeps this non-leaf tensor's gradient in its .grad at backward() (a leaf's is kept anyway)."""
+    _dyn._retain_grad(self)
+
+
+def _backward_hooks(self):
+    ids = _dyn._grad_hook_ids(self)
+    return {i: None for i in ids} or None
+
+
+_dyn._add_tensor_methods({
+    "register_hook": _register_hook,
+    "retain_grad": _retain_grad,
+    "retains_grad": property(lambda self: _dyn._retains_grad(self), doc="retain_grad() was called on this non-leaf"),
+    "_backward_hooks": property(_backward_hooks, doc="the ids of the gradient hooks, or None (PyTorch's dict)"),
+})

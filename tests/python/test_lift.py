@@ -491,6 +491,23 @@ class TestAutogradEdges(unittest.TestCase):
             return a.grad.tolist(), x2.grad
         self.both(scenario)
 
+    def test_a_hook_registered_after_the_lift(self):
+        def scenario(compile_):
+            w = dyn.randn(3, requires_grad=True)
+
+            def step(x):
+                w.grad = None
+                (x * w).sum().backward()
+                return w.grad.clone()
+            f = compile_(step)
+            x = dyn.randn(3)
+            grads = [f(x).tolist() for _ in range(3)]
+            w.register_hook(lambda g: g * 3)  # a lifted call must not skip it
+            grads += [f(x).tolist() for _ in range(2)]
+            return grads
+        grads = self.both(scenario)
+        self.assertNotEqual(grads[0], grads[-1])
+
     def test_a_generator_of_the_users(self):
         def scenario(compile_):
             g = dyn.Generator().manual_seed(5)

@@ -726,6 +726,38 @@ class TestRealProgramPieces(unittest.TestCase):
             want, got = f(torch.ones(3), torch.full((3,), 2.0), c1), cf(torch.ones(3), torch.full((3,), 2.0), c2)
             self.assertEqual((want.tolist(), c1.tolist()), (got.tolist(), c2.tolist()))
 
+    def test_gradient_hooks_and_retain_grad(self):
+        w = torch.ones(3, requires_grad=True)
+        seen = []
+        h = w.register_hook(lambda g: seen.append(g.tolist()))
+        (w * 2).sum().backward()
+        self.assertEqual((seen, w.grad.tolist()), ([[2.0, 2.0, 2.0]], [2.0, 2.0, 2.0]))
+        h2 = w.register_hook(lambda g: g * 10)  # replaces the gradient before it accumulates
+        w.grad = None
+        (w * 2).sum().backward()
+        self.assertEqual(w.grad.tolist(), [20.0, 20.0, 20.0])
+        self.assertEqual(len(seen), 2)
+        h.remove()
+        h2.remove()
+        w.grad = None
+        (w * 2).sum().backward()
+        self.assertEqual(w.grad.tolist(), [2.0, 2.0, 2.0])
+        x = torch.ones(2, requires_grad=True)
+        y = x * 3
+        y.retain_grad()
+        z = y * y
+        z.register_hook(lambda g: g + 1)
+        z.sum().backward()
+        self.assertEqual((y.grad.tolist(), y.retains_grad, x.grad.tolist(), x.retains_grad),
+                         ([12.0, 12.0], True, [36.0, 36.0], False))
+        with self.assertRaisesRegex(RuntimeError, "^cannot register a hook on a tensor that doesn't require gradient$"):
+            torch.ones(2).register_hook(lambda g: g)
+        with self.assertRaisesRegex(RuntimeError, "^can't retain_grad on Tensor that has requires_grad=False$"):
+            torch.ones(2).retain_grad()
+        w.register_hook(lambda g: torch.ones(5))
+        with self.assertRaisesRegex(RuntimeError, "^hook '<lambda>' has changed the size of value"):
+            (w * 1).sum().backward()
+
     def test_safe_globals_context(self):
         import torch.serialization as ser
 
