@@ -376,11 +376,28 @@ DYN_FAST(m_detach) {
 }
 
 DYN_FAST(m_backward) {
-  PyObject* a[3];
-  parse_args("backward", args, nargs, kw, {"gradient", "retain_graph", "create_graph"}, 0, a);
+  PyObject* a[4];
+  parse_args("backward", args, nargs, kw, {"gradient", "retain_graph", "create_graph", "inputs"}, 0, a);
   if (a[2] && a[2] != Py_False) throw_type_error("backward(create_graph=True) is not supported by dyn");
   const Tensor* g = a[0] && a[0] != Py_None ? &tensor_arg("backward", "gradient", a[0]) : nullptr;
-  dyn::backward(T(self), g, a[1] && a[1] != Py_None && PyObject_IsTrue(a[1]));
+  std::vector<Tensor> inputs;
+  bool has_inputs = a[3] && a[3] != Py_None;
+  if (has_inputs && is_tensor(a[3])) {
+    inputs.push_back(unwrap(a[3]));
+  } else if (has_inputs) {
+    PyObject* fast = PySequence_Fast(a[3], "backward(): inputs must be a tensor or a sequence of tensors");
+    if (!fast) return nullptr;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i) {
+      PyObject* o = PySequence_Fast_GET_ITEM(fast, i);
+      if (!is_tensor(o)) {
+        Py_DECREF(fast);
+        throw_type_error("backward(): inputs must be a tensor or a sequence of tensors");
+      }
+      inputs.push_back(unwrap(o));
+    }
+    Py_DECREF(fast);
+  }
+  dyn::backward(T(self), g, a[1] && a[1] != Py_None && PyObject_IsTrue(a[1]), has_inputs ? &inputs : nullptr);
   Py_RETURN_NONE;
 }
 
@@ -504,7 +521,8 @@ PyMethodDef hand_methods[] = {
     DYN_ENTRY("numpy", m_numpy, "a numpy array sharing this tensor's memory"),
     DYN_ENTRY("requires_grad_", m_requires_grad_, "set requires_grad in place"),
     DYN_ENTRY("backward", m_backward,
-              "backward(gradient=None, retain_graph=False): accumulate gradients into leaves' .grad"),
+              "backward(gradient=None, retain_graph=False, inputs=None): accumulate gradients into leaves' "
+              ".grad (only into inputs' when given)"),
     DYN_ENTRY("_grad_fn_name", m_grad_fn, "the name of the node that made this tensor, or None"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -90,5 +90,7 @@ int64_t item_int(const Tensor& a);
 namespace dyn {
 // Accumulates d(root)/d(leaf) into every leaf's .grad (core/api/backward.cpp). gradient: for
 // non-scalar roots.
-void backward(const Tensor& root, const Tensor* gradient, bool retain_graph);
+// inputs (backward(inputs=...)): only these tensors' .grad get the gradient (a non-leaf's too).
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph,
+              const std::vector<Tensor>* inputs = nullptr);
 }  // namespace dyn

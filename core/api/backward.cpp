@@ -33,9 +33,36 @@ Tensor own_grad(const Tensor& g, const Tensor& leaf) {
 }
 }  // namespace
 
-void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, const std::vector<Tensor>* inputs) {
   if (!requires_grad(root))
     fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
+  // backward(inputs=...): leaves outside the list keep their .grad; a non-leaf in it gets its
+  // gradient as retain_grad gives it, for this call only.
+  std::vector<const TensorImpl*> only;
+  std::vector<Tensor> retained_here;
+  if (inputs) {
+    DYN_CHECK(!inputs->empty(), ErrorKind::Runtime, "`inputs` argument to `backward()` cannot be empty.");
+    for (const Tensor& t : *inputs) {
+      if (is_leaf(t)) {
+        DYN_CHECK(requires_grad(t), ErrorKind::Runtime, "can't retain_grad on Tensor that has requires_grad=False");
+        only.push_back(t.impl());
+      } else if (!retains_grad(t)) {
+        retain_grad(t);
+        retained_here.push_back(t);
+      }
+    }
+  }
+  struct Unretain {
+    std::vector<Tensor>& ts;
+    ~Unretain() {
+      for (const Tensor& t : ts) {
+        auto& r = grad_fn_of(t)->retained;
+        r.erase(
+            std::remove_if(r.begin(), r.end(), [&](const auto& e) { return e.second.lock() == t.impl()->autograd_; }),
+            r.end());
+      }
+    }
+  } unretain{retained_here};
   NoGradScope no_grad;
   Tensor g0;
   if (gradient && gradient->defined()) {
@@ -96,7 +123,8 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph) {
       // here made every gradient look shared, so each was cloned).
       Tensor g = gout.empty() ? Tensor() : std::move(gout[0]);
       gout.clear();
-      if (g.defined() && n->leaf) {  // a leaf that no longer exists needs no gradient
+      bool wanted = !inputs || std::find(only.begin(), only.end(), n->leaf) != only.end();
+      if (g.defined() && n->leaf && wanted) {  // a leaf that no longer exists needs no gradient
         Tensor leaf = Tensor::borrow(n->leaf);
         Tensor gg = g.dtype() == leaf.dtype() ? std::move(g) : ops::to_dtype(g, leaf.dtype());
         const Tensor& old = grad_of(leaf);

@@ -8,7 +8,8 @@ from . import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F4
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulates the gradients of tensors (a tensor or a sequence) into the leaves' .grad."""
+    """Accumulates the gradients of tensors (a tensor or a sequence) into the leaves' .grad (only
+    into the .grad of `inputs` when given)."""
     if create_graph:
         raise NotImplementedError("backward(create_graph=True) (higher-order gradients) is not supported by dyn")
     ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
@@ -17,7 +18,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         gs = [None] * len(ts)
     for i, (t, g) in enumerate(zip(ts, gs)):
         keep = bool(retain_graph) or i + 1 < len(ts)
-        t.backward(g, retain_graph=keep)
+        t.backward(g, retain_graph=keep, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

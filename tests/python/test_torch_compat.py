@@ -758,6 +758,25 @@ class TestRealProgramPieces(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "^hook '<lambda>' has changed the size of value"):
             (w * 1).sum().backward()
 
+    def test_backward_into_chosen_inputs(self):
+        w, v = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+        h = w * 3
+        (h * v).sum().backward(inputs=[w])
+        self.assertEqual((w.grad.tolist(), v.grad), ([3.0, 3.0], None))
+        w2 = torch.ones(2, requires_grad=True)
+        h2 = w2 * 3
+        (h2 * h2).sum().backward(inputs=[h2])  # a non-leaf gets its gradient, the leaf nothing
+        self.assertEqual((h2.grad.tolist(), w2.grad, h2.retains_grad), ([6.0, 6.0], None, False))
+        w3 = torch.ones(2, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, r"^`inputs` argument to `backward\(\)` cannot be empty\.$"):
+            (w3 * 2).sum().backward(inputs=[])
+        with self.assertRaisesRegex(RuntimeError, "^can't retain_grad on Tensor that has requires_grad=False$"):
+            (w3 * 2).sum().backward(inputs=[torch.ones(2)])
+        (w3 * 2).sum().backward(inputs=w3)
+        self.assertEqual(w3.grad.tolist(), [2.0, 2.0])
+        torch.autograd.backward([(w3 * 5).sum()], inputs=[w3])
+        self.assertEqual(w3.grad.tolist(), [7.0, 7.0])
+
     def test_safe_globals_context(self):
         import torch.serialization as ser
 
