@@ -35,6 +35,10 @@ struct GuardFailure {
   // if no entry serves the call (naming runs Python): when it is another argument or global than
   // the one traced, data flow changed and the failure says so. Dropped before it is logged.
   Tensor came;
+  // tensor_input: the operand this call passed is a value an earlier segment of this call computed
+  // (where the trace read an input from outside): which tensor the op reads changed, as it does
+  // when a branch before it went the other way.
+  bool came_computed = false;
   // A binary op's number that is a tensor now: named like `came` (then dropped). swap_kinds: "a
   // Python float where the trace had a tensor".
   Tensor swapped;

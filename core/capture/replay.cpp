@@ -44,6 +44,8 @@ int Capture::replay_value_of(const Tensor& t, int expected, const Graph& g, SymV
     return -1;
   if (!check_tensor_input(g.values[expected], t, f, syms)) {
     if (!g.values[expected].input_name().empty()) f->came = t;
+    auto c = computed_.find(p);
+    f->came_computed = c != computed_.end() && c->second.first == p->storage_;
     return -2;
   }
   tentative->push_back({p, expected});
@@ -256,7 +258,7 @@ void Capture::drop_candidate(size_t i, GuardFailure f) {
   // .item(), and then a new size of x is the cause). Of several, the latest int or bool: a float
   // is read at each call, and decides the trace only through a branch that follows it.
   bool downstream = f.kind == GuardKind::Op || f.kind == GuardKind::TraceEnd || f.kind == GuardKind::Constant ||
-                    f.kind == GuardKind::Aliasing;
+                    f.kind == GuardKind::Aliasing || (f.kind == GuardKind::TensorInput && f.came_computed);
   int pick = -1, pick_float = -1;
   for (int j = std::min({segment_index_, static_cast<int>(observed_.size()), static_cast<int>(entry.observed.size())});
        downstream && j-- > 0;) {
@@ -427,15 +429,20 @@ void Capture::explain_causes() {
     if (!namer_ || f.entry < 0 || f.entry >= fn_->num_entries()) continue;
     InputKind kind;
     std::string name;
+    bool named;
     {
       Naming naming(this);
-      if (!namer_->tensor(t, &kind, &name) || name.empty()) continue;
+      named = namer_->tensor(t, &kind, &name) && !name.empty();
     }
     // The failure's text starts with the traced input's label: the same name means the same input.
-    if (f.what.rfind("tensor '" + name + "' (", 0) == 0) continue;
+    if (named && f.what.rfind("tensor '" + name + "' (", 0) == 0) continue;
+    // Not reachable by any name (an argument, a global, an attribute) while the traced input was:
+    // a tensor the call made itself (t = dyn.tensor(...)) stands where the trace read that input.
+    if (!named && f.what.rfind("tensor '", 0) != 0) continue;
     f.kind = GuardKind::Aliasing;
     f.expected = "the input traced there (" + f.what + ")";
-    f.actual = "'" + name + "' (" + input_kind_name(kind) + ")";
+    f.actual = named ? "'" + name + "' (" + input_kind_name(kind) + ")"
+                     : std::string("a tensor this call made (no argument, global or attribute holds it)");
     f.what = "an op read another tensor than when traced (data flow changed)";
     f.subject = "the tensor the op read";
     f.hint =
