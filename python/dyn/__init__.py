@@ -132,7 +132,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile, mark_dynamic, maybe_mark_dynamic, mark_static, InvalidBackend, LiftMismatch  # noqa: E402,F401
-from . import autograd, cuda, amp, backends, compiler  # noqa: E402,F401
+from . import autograd, cuda, amp, backends, compiler, linalg  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .nn import Parameter as _Parameter  # noqa: E402,F401
 

@@ -777,6 +777,43 @@ class TestRealProgramPieces(unittest.TestCase):
         torch.autograd.backward([(w3 * 5).sum()], inputs=[w3])
         self.assertEqual(w3.grad.tolist(), [7.0, 7.0])
 
+    def test_linalg_norms(self):
+        import math
+        L = torch.linalg
+        x = torch.tensor([[3.0, -4.0], [1.0, 2.0]])
+        close = lambda t, v: self.assertTrue(np.allclose(np.asarray(t.tolist()), v, rtol=1e-6))  # noqa: E731
+        # the values PyTorch 2.15 prints for these calls
+        close(L.vector_norm(x), 5.4772256)
+        close(L.vector_norm(x, 1), 10.0)
+        close(L.vector_norm(x, math.inf), 4.0)
+        close(L.vector_norm(x, 0), 4.0)
+        close(L.vector_norm(x, 3, dim=1), [4.4979414, 2.0800838])
+        close(L.vector_norm(x, -math.inf), 1.0)
+        close(L.matrix_norm(x), 5.4772256)
+        close(L.matrix_norm(x, 1), 6.0)
+        close(L.matrix_norm(x, math.inf), 7.0)
+        close(L.matrix_norm(x, -1), 4.0)
+        close(L.norm(x), 5.4772256)
+        close(L.norm(x[0]), 5.0)
+        close(L.norm(x, dim=1), [5.0, 2.236068])
+        close(L.norm(x, 1), 6.0)
+        close(L.cross(torch.tensor([1.0, 0, 0]), torch.tensor([0.0, 1, 0])), [0.0, 0.0, 1.0])
+        self.assertEqual(list(L.vector_norm(x, keepdim=True).shape), [1, 1])
+        self.assertEqual(list(L.matrix_norm(torch.ones(2, 3, 3), keepdim=True).shape), [2, 1, 1])
+        self.assertEqual(list(L.matrix_norm(torch.ones(2, 3, 4), 1).shape), [2])
+        with self.assertRaisesRegex(NotImplementedError, "Expected a floating point or complex tensor as input. Got Long"):
+            L.vector_norm(torch.tensor([1, 2]))
+        with self.assertRaisesRegex(RuntimeError, "The input tensor A must have at least 2 dimensions"):
+            L.matrix_norm(torch.ones(3))
+        with self.assertRaisesRegex(NotImplementedError, "torch.linalg.inv is not supported by dyn yet: it needs LAPACK"):
+            L.inv(x)
+        w = torch.tensor([3.0, 4.0], requires_grad=True)
+        L.vector_norm(w).backward()
+        close(w.grad, [0.6, 0.8])  # x / |x|
+        f = torch.compile(lambda t: L.vector_norm(t, 3, dim=1) + L.matrix_norm(t))
+        for _ in range(3):
+            self.assertEqual(f(x).tolist(), (L.vector_norm(x, 3, dim=1) + L.matrix_norm(x)).tolist())
+
     def test_safe_globals_context(self):
         import torch.serialization as ser
 
