@@ -814,6 +814,35 @@ class TestRealProgramPieces(unittest.TestCase):
         for _ in range(3):
             self.assertEqual(f(x).tolist(), (L.vector_norm(x, 3, dim=1) + L.matrix_norm(x)).tolist())
 
+    def test_cumprod_cummax_cummin(self):
+        import hashlib
+        x = torch.tensor([[1.0, 2.0, 0.0, 3.0], [2.0, -1.0, 4.0, 0.5]], requires_grad=True)
+        y = torch.cumprod(x, 1)
+        self.assertEqual(y.tolist(), [[1.0, 2.0, 0.0, 0.0], [2.0, -2.0, -8.0, -4.0]])
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [[3.0, 1.0, 8.0, 0.0], [-6.0, 14.0, -3.0, -8.0]])  # through the zeros too
+        v, i = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 5.0]), 0)
+        self.assertEqual((v.tolist(), i.tolist()), ([1.0, 3.0, 3.0, 3.0, 5.0], [0, 1, 2, 2, 4]))
+        v, i = torch.tensor([3.0, 1.0, 1.0, 2.0, 0.0]).cummin(0)
+        self.assertEqual((v.tolist(), i.tolist()), ([3.0, 1.0, 1.0, 1.0, 0.0], [0, 1, 2, 2, 4]))
+        v, i = torch.cummax(torch.tensor([1.0, float("nan"), 0.0]), 0)
+        self.assertEqual((str(v.tolist()), i.tolist()), ("[1.0, nan, nan]", [0, 1, 1]))
+        self.assertEqual(torch.cumprod(torch.tensor([1, 2, 3]), 0).tolist(), [1, 2, 6])
+        self.assertEqual(torch.cumprod(torch.tensor([1, 2, 3]), 0, dtype=torch.float32).dtype, torch.float32)
+        with self.assertRaisesRegex(IndexError, r"expected to be in range of \[-1, 0\], but got 3"):
+            torch.cumprod(torch.ones(2), 3)
+        # bit for bit PyTorch 2.15's (its CPU kernel multiplies in double); these digests are of its results
+        r = np.random.default_rng(1).standard_normal((3, 40)) * 0.5 + 1
+        t = torch.from_numpy(r.astype(np.float32))
+        self.assertEqual(hashlib.md5(torch.cumprod(t, 1).numpy().tobytes()).hexdigest(),
+                         "d662cd024c306baa84a5b1e855ac6dae")
+        v, i = torch.cummax(t, 1)
+        self.assertEqual((hashlib.md5(v.numpy().tobytes()).hexdigest(), int(i.sum())),
+                         ("647c250bc83e680cfce2634fca375e48", 1780))
+        f = torch.compile(lambda a: torch.cumprod(a, 1) + torch.cummin(a, 1).values)
+        for _ in range(3):
+            self.assertTrue(torch.equal(f(t), torch.cumprod(t, 1) + torch.cummin(t, 1).values))
+
     def test_safe_globals_context(self):
         import torch.serialization as ser
 
