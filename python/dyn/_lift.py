@@ -1498,6 +1498,18 @@ class Tracer:
                 kw_p = {key: mp if isinstance(mp, Opaque) else CONST for key in kw}
         return 2 + k, self._call(fr, callee, cp, pos, pos_p, kw, kw_p)
 
+    def _callee_provs(self, f, pos_p, pos, kw_p):
+        """The provenance of a Python callee's parameters and free variables (a function the call
+        made reads its cells' provenance; another, its closure's sources)."""
+        provs = _bind(f, pos_p, pos, kw_p)
+        made = self.made_functions.get(id(f))
+        if made is not None and made[0] is f:
+            for name, (cell, cellp) in zip(f.__code__.co_freevars, made[1]):
+                provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
+        else:
+            provs.update(_closure_provs(f))
+        return provs
+
     def _call(self, fr, callee, cp, pos, pos_p, kw, kw_p):
         T = _tensor_type()
         self_src = None
@@ -1545,13 +1557,7 @@ class Tracer:
                 else:
                     sp = cp if isinstance(cp, (Src, Opaque)) else CONST
                 pos, pos_p = [self_obj] + pos, [sp] + pos_p
-            made = self.made_functions.get(id(f))
-            provs = _bind(f, pos_p, pos, kw_p)
-            if made is not None and made[0] is f:
-                for name, (cell, cellp) in zip(f.__code__.co_freevars, made[1]):
-                    provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
-            else:
-                provs.update(_closure_provs(f))
+            provs = self._callee_provs(f, pos_p, pos, kw_p)
             self.expect = (f.__code__, provs, f)
 
             def result(real, pushed, self=self):
@@ -1562,13 +1568,7 @@ class Tracer:
         if f is not None and f.__code__.co_name == "<genexpr>" and f.__code__.co_flags & 0x20 and not kw:
             # A generator expression: its frame runs while something consumes it (tuple(), all(),
             # unpacking, a for loop); it is followed then, and what it yields is recorded.
-            made = self.made_functions.get(id(f))
-            provs = _bind(f, pos_p, pos, kw_p)
-            if made is not None and made[0] is f:
-                for name, (cell, cellp) in zip(f.__code__.co_freevars, made[1]):
-                    provs[("free", name)] = cellp.get() if isinstance(cellp, _CellRef) else Opaque("closure")
-            else:
-                provs.update(_closure_provs(f))
+            provs = self._callee_provs(f, pos_p, pos, kw_p)
             gen = Gen(provs, fr.func)
 
             def made_gen(real, pushed):
