@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 namespace dyn {
 
 namespace {
@@ -10,35 +12,40 @@ DType g_default_float = DType::Float32;
 }
 
 size_t itemsize(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return 1;
-    case DType::Float32:
-      return 4;
-    default:
-      return 8;
-  }
+  static constexpr size_t kSizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  return kSizes[static_cast<int>(t)];
 }
 
 std::string_view dtype_name(DType t) {
-  static constexpr std::string_view kNames[] = {"bool", "int64", "float32", "float64"};
+  static constexpr std::string_view kNames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                                "int64", "float16", "bfloat16", "float32", "float64"};
   return kNames[static_cast<int>(t)];
 }
 
-bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
+bool is_floating(DType t) { return t >= DType::Float16; }
 
 int dtype_category(DType t) {
   if (t == DType::Bool) return 0;
-  if (t == DType::Int64) return 1;
+  if (t < DType::Float16) return 1;
   return 2;
+}
+
+void fail_reduced_float_kernel(DType t) {
+  fail(ErrorKind::Runtime, "internal error: a kernel was given a {} tensor; it should have been computed in float32",
+       dtype_name(t));
 }
 
 DType default_float_dtype() { return g_default_float; }
 void set_default_float_dtype(DType t) { g_default_float = t; }
 
 DType promote_types(DType a, DType b) {
-  // The enum order is the promotion lattice for the dtypes we have.
-  return static_cast<DType>(std::max(static_cast<int>(a), static_cast<int>(b)));
+  if (a == b) return a;
+  if (dtype_category(a) != dtype_category(b)) return dtype_category(a) > dtype_category(b) ? a : b;
+  // Neither of the pair holds every value of the other: the smallest type that does.
+  if ((a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8)) return DType::Int16;
+  if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
+  // Otherwise the wider one (uint8 is below every signed type but int8).
+  return std::max(a, b);
 }
 
 DType scalar_dtype(const Scalar& s) {

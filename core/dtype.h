@@ -2,16 +2,23 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <utility>
+
+#include "core/half.h"
 
 namespace dyn {
 
-// Ordered by promotion category: bool < integral < floating.
-enum class DType : uint8_t { Bool, Int64, Float32, Float64 };
-constexpr int kNumDTypes = 4;
+// Ordered by category (bool < integral < floating), then by width; promote_types has PyTorch's
+// table, which the order alone does not give (uint8 with int8 is int16, float16 with bfloat16 is
+// float32).
+enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+constexpr int kNumDTypes = 10;
 
 size_t itemsize(DType t);
 std::string_view dtype_name(DType t);  // "float32"
 bool is_floating(DType t);
+// float16 and bfloat16: stored in 16 bits, computed in float32 (core/half.h).
+inline bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 // 0 bool, 1 integral, 2 floating.
 int dtype_category(DType t);
 
@@ -41,20 +48,45 @@ DType scalar_dtype(const Scalar& s);
 // Result dtype of tensor (op) scalar, with the scalar standing below the tensor.
 DType promote_with_scalar(DType t, const Scalar& s);
 
-// Dispatch a generic lambda over the C++ type of a dtype: f(T{}) is called with T the element type.
+// A kernel was handed a float16 or bfloat16 tensor: the registry's adapter should have given it
+// float32 (an internal error, raised rather than reading 16-bit data as another type).
+[[noreturn]] void fail_reduced_float_kernel(DType t);
+
+// Dispatch a generic lambda over the C++ type of a dtype: f(T{}) is called with T the element
+// type. Kernels compute: the 16-bit floats never reach them (see is_reduced_float).
 template <typename F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
     case DType::Bool:
       return f(bool{});
+    case DType::UInt8:
+      return f(uint8_t{});
+    case DType::Int8:
+      return f(int8_t{});
+    case DType::Int16:
+      return f(int16_t{});
+    case DType::Int32:
+      return f(int32_t{});
     case DType::Int64:
       return f(int64_t{});
     case DType::Float32:
       return f(float{});
+    case DType::Float16:
+    case DType::BFloat16:
+      fail_reduced_float_kernel(t);
     case DType::Float64:
       break;
   }
   return f(double{});
+}
+
+// visit_dtype with the 16-bit floats too, as Half and BFloat16 (core/half.h), for the code that
+// only converts elements: casts, item(), printing, Python lists.
+template <typename F>
+decltype(auto) visit_dtype_all(DType t, F&& f) {
+  if (t == DType::Float16) return f(Half{});
+  if (t == DType::BFloat16) return f(BFloat16{});
+  return visit_dtype(t, std::forward<F>(f));
 }
 
 }  // namespace dyn

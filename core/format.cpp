@@ -30,9 +30,9 @@ double value_at(const Tensor& t, int64_t linear) {
     off += (rem % t.size(d)) * t.strides()[d];
     rem /= t.size(d);
   }
-  return visit_dtype(t.dtype(), [&](auto tag) {
+  return visit_dtype_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return static_cast<double>(t.data<T>()[off]);
+    return static_cast<double>(static_cast<std::conditional_t<kReducedFloat<T>, float, T>>(t.data<T>()[off]));
   });
 }
 

@@ -28,7 +28,7 @@ PyObject* dtype_itemsize(PyObject* self, void*) {
 }
 
 PyGetSetDef dtype_getset[] = {
-    {"is_floating_point", dtype_is_floating, nullptr, "float32 or float64", nullptr},
+    {"is_floating_point", dtype_is_floating, nullptr, "float16, bfloat16, float32 or float64", nullptr},
     {"itemsize", dtype_itemsize, nullptr, "bytes per element", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -39,7 +39,7 @@ PyDType dtype_objects[kNumDTypes];
 
 PyTypeObject DTypeType = [] {
   PyTypeObject t = new_type("dyn.dtype", sizeof(PyDType), nullptr, Py_TPFLAGS_DEFAULT,
-                            "An element type: dyn.float32, dyn.float64, dyn.int64 or dyn.bool.");
+                            "An element type: dyn.float32, dyn.int64, dyn.bool, ... (dyn.float32.is_floating_point).");
   t.tp_repr = dtype_repr;
   t.tp_getset = dtype_getset;
   return t;
@@ -441,7 +441,8 @@ PyMODINIT_FUNC PyInit__dyn() {
   PyObject* m = PyModule_Create(&module_def);
   if (!m) return nullptr;
   if (PyType_Ready(&DTypeType) < 0) return nullptr;
-  static const char* dnames[] = {"bool", "int64", "float32", "float64"};
+  static const char* dnames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                 "int64", "float16", "bfloat16", "float32", "float64"};
   for (int i = 0; i < dyn::kNumDTypes; ++i) {
     PyObject* o = reinterpret_cast<PyObject*>(&dtype_objects[i]);
     PyObject_Init(o, &DTypeType);

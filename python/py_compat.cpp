@@ -175,6 +175,16 @@ DYN_FAST(f_check_device) {
   Py_RETURN_NONE;
 }
 
+DYN_FAST(f_promote_types) {
+  PyObject* a[2];
+  parse_args("promote_types", args, nargs, kw, {"type1", "type2"}, 2, a);
+  auto t1 = dtype_arg("promote_types", a[0]), t2 = dtype_arg("promote_types", a[1]);
+  if (!t1 || !t2) throw_type_error("promote_types(): both arguments must be dtypes");
+  PyObject* r = dtype_object(promote_types(*t1, *t2));
+  Py_INCREF(r);
+  return r;
+}
+
 // Owns a reference to a Python object from C++ (a callback kept by a grad node).
 struct PyRef {
   PyObject* o;
@@ -258,6 +268,7 @@ PyMethodDef compat_functions[] = {
     DYN_ENTRY("_index_add", f_index_add, "_index_add(input, dim, index, source)"),
     DYN_ENTRY("_add_tensor_methods", f_add_tensor_methods, "_add_tensor_methods({name: function})"),
     DYN_ENTRY("_as_subclass", f_as_subclass, "_as_subclass(cls, tensor): the tensor as an instance of cls"),
+    DYN_ENTRY("promote_types", f_promote_types, "promote_types(type1, type2): the smallest dtype both cast to"),
     DYN_ENTRY("_check_device", f_check_device, "_check_device(fn, device): raises unless the device is the CPU"),
     {nullptr, nullptr, 0, nullptr},
 };

@@ -187,9 +187,8 @@ std::optional<DType> dtype_arg(const char* fn, PyObject* o) {
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
   throw_if_unsupported_dtype(o);
   throw_type_error(
-      fmt::format("{}(): argument 'dtype' must be dyn.dtype (dyn.float32, dyn.float64, dyn.int64 or "
-                  "dyn.bool), not {}",
-                  fn, Py_TYPE(o)->tp_name));
+      fmt::format("{}(): argument 'dtype' must be dyn.dtype (dyn.float32, dyn.int64, dyn.bool, ...), not {}", fn,
+                  Py_TYPE(o)->tp_name));
 }
 
 const Tensor& tensor_arg(const char* fn, const char* arg, PyObject* o) {
@@ -299,11 +298,32 @@ void collect(PyObject* o, int depth, Collected* c) {
 // dtype of a buffer's format string, if dyn has it.
 std::optional<DType> format_dtype(const char* fmt, Py_ssize_t itemsize) {
   while (*fmt == '@' || *fmt == '=' || *fmt == '<') ++fmt;
-  if (std::strcmp(fmt, "f") == 0) return DType::Float32;
-  if (std::strcmp(fmt, "d") == 0) return DType::Float64;
-  if ((std::strcmp(fmt, "l") == 0 || std::strcmp(fmt, "q") == 0) && itemsize == 8) return DType::Int64;
-  if (std::strcmp(fmt, "?") == 0) return DType::Bool;
-  return std::nullopt;
+  if (fmt[0] == 0 || fmt[1] != 0) return std::nullopt;
+  switch (fmt[0]) {
+    case 'f':
+      return DType::Float32;
+    case 'd':
+      return DType::Float64;
+    case 'e':
+      return DType::Float16;
+    case '?':
+      return DType::Bool;
+    case 'B':
+      return DType::UInt8;
+    case 'b':
+      return DType::Int8;
+    case 'h':
+      return DType::Int16;
+    case 'i':
+    case 'l':
+    case 'q':
+      // The C type's size decides: numpy's int32 is 'i' here, its int64 'l'.
+      if (itemsize == 4) return DType::Int32;
+      if (itemsize == 8) return DType::Int64;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
 }
 
 struct BufferHold {
@@ -365,7 +385,8 @@ Tensor buffer_tensor(PyObject* obj) {
     delete h;
     throw_type_error(
         fmt::format("can't convert an array with buffer format '{}' to a dyn tensor: dyn supports "
-                    "float32, float64, int64 and bool; convert it first, e.g. arr.astype(numpy.float32)",
+                    "float16, float32, float64, uint8, int8, int16, int32, int64 and bool (no uint16, uint32, uint64 "
+                    "or complex); convert it first, e.g. arr.astype(numpy.int64)",
                     f));
   }
   Dims shape, strides;
@@ -431,13 +452,15 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype) {
 
 PyObject* tensor_to_list(const Tensor& t) {
   auto elem = [&](int64_t off) -> PyObject* {
-    return visit_dtype(t.dtype(), [&](auto tag) -> PyObject* {
+    return visit_dtype_all(t.dtype(), [&](auto tag) -> PyObject* {
       using T = decltype(tag);
       T v = t.data<T>()[off];
       if constexpr (std::is_same_v<T, bool>)
         return PyBool_FromLong(v);
       else if constexpr (std::is_integral_v<T>)
         return PyLong_FromLongLong(v);
+      else if constexpr (kReducedFloat<T>)
+        return PyFloat_FromDouble(static_cast<double>(static_cast<float>(v)));
       else
         return PyFloat_FromDouble(static_cast<double>(v));
     });

@@ -429,6 +429,7 @@ DYN_FAST(m_numpy) {
   DYN_CHECK(!requires_grad(T(self)), ErrorKind::Runtime,
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   ensure_materialized(T(self), BreakKind::Numpy, ".numpy()");
+  if (T(self).dtype() == DType::BFloat16) throw_type_error("Got unsupported ScalarType BFloat16");  // numpy has none
   static PyObject* asarray = nullptr;
   if (!asarray) {
     PyObject* np = PyImport_ImportModule("numpy");
@@ -514,6 +515,12 @@ PyMethodDef hand_methods[] = {
     DYN_ENTRY("double", m_as<DType::Float64>, "to(dyn.float64)"),
     DYN_ENTRY("long", m_as<DType::Int64>, "to(dyn.int64)"),
     DYN_ENTRY("bool", m_as<DType::Bool>, "to(dyn.bool)"),
+    DYN_ENTRY("int", m_as<DType::Int32>, "to(dyn.int32)"),
+    DYN_ENTRY("short", m_as<DType::Int16>, "to(dyn.int16)"),
+    DYN_ENTRY("char", m_as<DType::Int8>, "to(dyn.int8)"),
+    DYN_ENTRY("byte", m_as<DType::UInt8>, "to(dyn.uint8)"),
+    DYN_ENTRY("half", m_as<DType::Float16>, "to(dyn.float16)"),
+    DYN_ENTRY("bfloat16", m_as<DType::BFloat16>, "to(dyn.bfloat16)"),
     DYN_ENTRY("clone", m_clone, "a copy with its own storage"),
     DYN_ENTRY("detach", m_detach, "the same data, outside autograd"),
     DYN_ENTRY("item", m_item, "the value of a one-element tensor as a Python number"),

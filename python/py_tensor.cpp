@@ -221,7 +221,21 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
     items.push_back(index);
   }
   IndexPlan p;
-  // A bool mask covering the tensor selects its elements (a data-dependent shape).
+  // A bool mask covering the tensor selects its elements (a data-dependent shape). A uint8 one
+  // still does in PyTorch, with a deprecation warning.
+  if (items.size() == 1 && is_tensor(items[0]) && unwrap(items[0]).dtype() == DType::UInt8) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                     1) < 0)
+      throw PythonErrorSet{};
+    Tensor m = ops::to_dtype(unwrap(items[0]), DType::Bool);
+    DYN_CHECK(m.shape() == self.shape(), ErrorKind::Index,
+              "The shape of the mask {} does not match the shape of the indexed tensor {}", dims_str(m.shape()),
+              dims_str(self.shape()));
+    p.mask = m;
+    p.view = self;
+    return p;
+  }
   if (items.size() == 1 && (is_tensor(items[0])) && unwrap(items[0]).dtype() == DType::Bool) {
     const Tensor& m = unwrap(items[0]);
     DYN_CHECK(m.shape() == self.shape(), ErrorKind::Index,
@@ -260,9 +274,9 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
       r = ops::select(r, dim, int_arg("__getitem__", "index", it));
     } else if (is_tensor(it) || PyList_Check(it) || PyRange_Check(it)) {
       Tensor t = index_tensor_from(it);
-      DYN_CHECK(t.dtype() == DType::Int64, ErrorKind::Index,
-                "tensors used as indices must be long or bool tensors (a bool mask must cover the whole tensor); "
-                "got {}",
+      DYN_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, ErrorKind::Index,
+                "tensors used as indices must be long, int or bool tensors (a bool or uint8 mask must cover the "
+                "whole tensor); got {}",
                 dtype_name(t.dtype()));
       if (p.tidx) {  // a second one: all go to `several`
         p.several.emplace_back(p.tdim, *p.tidx);
@@ -413,6 +427,10 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     if (!value) throw_type_error("dyn tensors do not support item deletion");
     Tensor& base = reinterpret_cast<PyTensor*>(self)->t;
     IndexPlan p = plan_index(base, index);
+    // The assignment loops below read the index values as int64.
+    if (p.tidx && p.tidx->dtype() != DType::Int64) p.tidx = ops::to_dtype(*p.tidx, DType::Int64);
+    for (auto& [d, t] : p.several)
+      if (t.dtype() != DType::Int64) t = ops::to_dtype(t, DType::Int64);
     Scalar s;
     bool is_scalar = !is_tensor(value) && to_scalar(value, &s);
     Tensor v = is_scalar ? Tensor() : (is_tensor(value) ? unwrap(value) : tensor_from_data(value, base.dtype()));
@@ -499,7 +517,12 @@ int bf_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     view->obj = nullptr;
     return -1;
   }
-  static const char* formats[] = {"?", "q", "f", "d"};
+  static const char* formats[] = {"?", "B", "b", "h", "i", "q", "e", nullptr, "f", "d"};
+  if (t.dtype() == DType::BFloat16) {
+    // Neither the buffer protocol nor numpy has a bfloat16 format.
+    PyErr_SetString(PyExc_TypeError, "Got unsupported ScalarType BFloat16");
+    return -1;
+  }
   int nd = t.ndim();
   auto* dims = new Py_ssize_t[2 * (nd ? nd : 1)];
   for (int i = 0; i < nd; ++i) {

@@ -371,7 +371,7 @@ double item_double(const Tensor& a) {
 int64_t item_int(const Tensor& a) {
   ensure_materialized(a, BreakKind::Item, ".item()");
   DYN_CHECK(a.numel() == 1, ErrorKind::Runtime, "a Tensor with {} elements cannot be converted to Scalar", a.numel());
-  return visit_dtype(a.dtype(), [&](auto tag) {
+  return visit_dtype_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return formula::convert<int64_t>(*a.data<T>());
   });

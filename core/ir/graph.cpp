@@ -102,7 +102,7 @@ int Graph::add_input(const Tensor& t, InputKind kind, std::string name) {
 }
 
 std::string meta_str(DType t, const Dims& shape) {
-  static const char* kShort[] = {"b8", "i64", "f32", "f64"};
+  static const char* kShort[] = {"b8", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
   std::string s = kShort[static_cast<int>(t)];
   s += "[";
   for (int i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);

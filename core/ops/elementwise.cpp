@@ -501,9 +501,9 @@ void infer_cast(InSpan in, const Attrs& a, OutMeta* m) {
 }
 
 void kernel_cast(InSpan in, const Attrs&, OutSpan out) {
-  visit_dtype(out[0].dtype(), [&](auto to_tag) {
+  visit_dtype_all(out[0].dtype(), [&](auto to_tag) {
     using To = decltype(to_tag);
-    visit_dtype(in[0].dtype(), [&](auto from_tag) {
+    visit_dtype_all(in[0].dtype(), [&](auto from_tag) {
       using Ti = decltype(from_tag);
       run_unary<To, Ti>(out[0], in[0], [](Ti v) { return formula::convert<To>(v); });
     });

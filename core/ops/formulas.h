@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/half.h"
 #include "core/ops/vmath.h"
 
 namespace dyn::formula {
@@ -22,8 +23,10 @@ template <typename T>
 T abs(T x) {
   if constexpr (kFloat<T>)
     return std::fabs(x);
+  else if constexpr (std::is_unsigned_v<T>)
+    return x;
   else
-    return x < 0 ? -x : x;
+    return static_cast<T>(x < 0 ? -x : x);
 }
 // The transcendental formulas go through vmath (SLEEF), one value at a time here and a block at a
 // time in the kernels (kernels.h), with the same bits either way. Integers never reach them: their
@@ -130,7 +133,8 @@ T floor_divide(T a, T b) {
     if (d - fd > T(0.5)) fd += T(1);
     return fd;
   } else {
-    if (b == T(-1)) return static_cast<T>(0 - static_cast<uint64_t>(a));  // INT64_MIN / -1 traps on x86
+    if constexpr (std::is_signed_v<T>)  // INT64_MIN / -1 traps on x86
+      if (b == T(-1)) return static_cast<T>(0 - static_cast<uint64_t>(a));
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -148,7 +152,8 @@ T remainder(T a, T b) {
     }
     return mod;
   } else {
-    if (b == T(-1)) return T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
@@ -160,8 +165,9 @@ T fmod(T a, T b) {
   if constexpr (kFloat<T>) {
     return std::fmod(a, b);
   } else {
-    if (b == T(-1)) return T(0);  // INT64_MIN % -1 overflows
-    return a % b;
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);  // INT64_MIN % -1 overflows
+    return static_cast<T>(a % b);
   }
 }
 template <typename T>
@@ -297,16 +303,30 @@ T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
   return x;
 }
 
-// Conversion between element types; float to int saturates NaN/out-of-range to INT64_MIN as x86 does,
-// instead of C++'s undefined behaviour.
+// Conversion between element types, as PyTorch's CPU casts on x86. A float goes to int64 or, as
+// c10 does for uint8, through int64 to uint8; to the signed narrower types through int32. Out of
+// range and NaN give the x86 instruction's INT64_MIN or INT32_MIN instead of C++'s undefined
+// behaviour, then truncate (int8 of 3e9 is 0, of -129.7 is 127: PyTorch's values). The 16-bit
+// floats convert through float32 both ways (a double or an int64 rounds twice on its way to
+// float16, as in PyTorch).
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (kReducedFloat<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (kReducedFloat<To>) {
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (!(v >= From(-9.2233720368547758e18) && v < From(9.2233720368547758e18)))
-      return std::numeric_limits<int64_t>::min();
-    return static_cast<To>(v);
+    if constexpr (sizeof(To) == 8 || std::is_unsigned_v<To>) {
+      if (!(v >= From(-9.2233720368547758e18) && v < From(9.2233720368547758e18)))
+        return static_cast<To>(std::numeric_limits<int64_t>::min());
+      return static_cast<To>(static_cast<int64_t>(v));
+    } else {
+      if (!(v > From(-2147483649.0) && v < From(2147483648.0)))
+        return static_cast<To>(std::numeric_limits<int32_t>::min());
+      return static_cast<To>(static_cast<int32_t>(v));
+    }
   } else {
     return static_cast<To>(v);
   }

@@ -16,7 +16,8 @@ using InSpan = std::span<const Tensor>;
 using OutSpan = std::span<Tensor>;
 
 std::string_view c_type_name(DType t) {
-  static constexpr std::string_view kNames[] = {"bool", "long int", "float", "double"};
+  static constexpr std::string_view kNames[] = {"bool",     "unsigned char", "signed char",   "short int", "int",
+                                                "long int", "c10::Half",     "c10::BFloat16", "float",     "double"};
   return kNames[static_cast<int>(t)];
 }
 

@@ -161,9 +161,9 @@ void infer_reduce(OpId op, InSpan in, const Attrs& a, OutMeta* m) {
   m->shape = reduced_shape(t, mask, a.keepdim);
   DType d = a.has_hi ? a.dtype : t.dtype();  // has_hi: an explicit dtype= was given
   if (op == OpId::sum) {
-    m->dtype = is_floating(d) ? d : DType::Int64;
+    m->dtype = is_floating(d) || a.has_hi ? d : DType::Int64;  // integers sum as int64 unless dtype= says
   } else if (op == OpId::mean) {
-    DYN_CHECK(is_floating(d), ErrorKind::Runtime,
+    DYN_CHECK(is_floating(d), ErrorKind::NotImplemented,
               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
               "Got: {}",
               legacy_dtype_name(d));
@@ -186,7 +186,7 @@ void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
   DType od = out[0].dtype();
   Tensor src = in[0];
   if (a.has_hi && src.dtype() != a.dtype) src = kern::cast(src, a.dtype);
-  if (Op == OpId::sum && !is_floating(src.dtype()) && src.dtype() != DType::Int64) src = kern::cast(src, DType::Int64);
+  if (Op == OpId::sum && od == DType::Int64 && src.dtype() != DType::Int64) src = kern::cast(src, DType::Int64);
   auto mask = reduced_mask(src, a.dims);
   int64_t rows, r;
   if constexpr (Op == OpId::sum || Op == OpId::mean)

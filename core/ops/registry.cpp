@@ -8,12 +8,59 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
+#include "core/ops/run.h"
 
 namespace dyn {
 
 namespace {
+
+// The kernels as the op files registered them, before the adapter below wraps them.
+KernelFn g_float32_kernels[kNumOps];
+
+// float16 and bfloat16 operands run in float32: every 16-bit input is widened (exactly), the
+// kernel computes in float32, and each 16-bit output is rounded once from its float32 result.
+// That is what PyTorch's CPU kernels do for these types (they load, compute and reduce in float
+// and round on store), and it keeps one kernel per op: eager, a plan step and a replay all come
+// here, so compiled equals eager for these dtypes as for the others.
+void run_in_float32(KernelFn k, std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
+  bool reduced = false;
+  for (const Tensor& t : in) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
+  for (const Tensor& t : out) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
+  if (!reduced) return k(in, a, out);
+  std::vector<Tensor> in32, out32;
+  for (const Tensor& t : in)
+    in32.push_back(t.defined() && is_reduced_float(t.dtype()) ? kern::cast(t, DType::Float32) : t);
+  for (const Tensor& t : out)
+    out32.push_back(t.defined() && is_reduced_float(t.dtype()) ? Tensor::empty(t.shape(), DType::Float32) : t);
+  Attrs a32 = a;
+  if (is_reduced_float(a32.dtype)) a32.dtype = DType::Float32;
+  k(std::span<const Tensor>(in32.data(), in32.size()), a32, std::span<Tensor>(out32.data(), out32.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].defined()) {
+      // A data-dependent op (masked_select) allocates its own output, of its input's dtype.
+      out[i] =
+          out32[i].defined() && !in.empty() && is_reduced_float(in[0].dtype()) && out32[i].dtype() == DType::Float32
+              ? kern::cast(out32[i], in[0].dtype())
+              : out32[i];
+    } else if (is_reduced_float(out[i].dtype())) {
+      kern::copy_into(out[i], out32[i]);
+    }
+  }
+}
+
+template <int I>
+void float32_adapter(std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
+  run_in_float32(g_float32_kernels[I], in, a, out);
+}
+
+constexpr KernelFn kAdapters[] = {
+#define DYN_OP(n, ...) &float32_adapter<static_cast<int>(OpId::n)>,
+#include "core/ops/ops.def"
+#undef DYN_OP
+};
 
 struct Table {
   OpDef rows[kNumOps];
@@ -29,6 +76,12 @@ struct Table {
     register_matmul_ops(rows);
     register_scan_ops(rows);
     register_random_ops(rows);
+    // cast converts the 16-bit floats itself; views have no kernel.
+    for (int k = 0; k < kNumOps; ++k) {
+      if (!rows[k].kernel || static_cast<OpId>(k) == OpId::cast) continue;
+      g_float32_kernels[k] = rows[k].kernel;
+      rows[k].kernel = kAdapters[k];
+    }
   }
 };
 
@@ -57,7 +110,8 @@ DType result_type(std::span<const Tensor> ts) {
 }
 
 std::string_view legacy_dtype_name(DType t) {
-  static constexpr std::string_view kNames[] = {"Bool", "Long", "Float", "Double"};
+  static constexpr std::string_view kNames[] = {"Bool", "Byte", "Char",     "Short", "Int",
+                                                "Long", "Half", "BFloat16", "Float", "Double"};
   return kNames[static_cast<int>(t)];
 }
 

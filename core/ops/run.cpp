@@ -189,7 +189,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 
 double to_double(const Tensor& t) {
   DYN_CHECK(t.numel() == 1, ErrorKind::Runtime, "a Tensor with {} elements cannot be converted to Scalar", t.numel());
-  return visit_dtype(t.dtype(), [&](auto tag) { return static_cast<double>(*t.data<decltype(tag)>()); });
+  return visit_dtype_all(t.dtype(), [&](auto tag) { return formula::convert<double>(*t.data<decltype(tag)>()); });
 }
 
 }  // namespace kern

@@ -196,10 +196,13 @@ void infer_squeeze(InSpan in, const Attrs& a, OutMeta* m) {
 
 // ---- index: a[index] along dim ----
 
+// The index dtypes PyTorch's index, gather and scatter kernels take.
+bool is_index_dtype(DType t) { return t == DType::Int64 || t == DType::Int32; }
+
 void infer_index(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& t = in[0];
   const Tensor& idx = in[1];
-  DYN_CHECK(idx.dtype() == DType::Int64, ErrorKind::Index,
+  DYN_CHECK(is_index_dtype(idx.dtype()), ErrorKind::Index,
             "tensors used as indices must be long, int, byte or bool tensors");
   DYN_CHECK(t.ndim() > 0, ErrorKind::Index, "too many indices for tensor of dimension 0");
   int d = wrap_dim(a.dim, t.ndim());
@@ -209,9 +212,9 @@ void infer_index(InSpan in, const Attrs& a, OutMeta* m) {
   for (int i = d + 1; i < t.ndim(); ++i) m->shape.push_back(t.size(i));
 }
 
-// Wrapped, bounds-checked copies of the index values.
+// Wrapped, bounds-checked copies of the index values (int32 indices widen here).
 std::vector<int64_t> checked_indices(const Tensor& idx, int64_t size, int dim) {
-  Tensor c = kern::contiguous(idx);
+  Tensor c = kern::contiguous(kern::cast(idx, DType::Int64));
   std::vector<int64_t> v(c.data<int64_t>(), c.data<int64_t>() + c.numel());
   for (int64_t& i : v) {
     DYN_CHECK(i >= -size && i < size, ErrorKind::Index, "index {} is out of bounds for dimension {} with size {}", i,
@@ -244,7 +247,7 @@ void kernel_index(InSpan in, const Attrs& a, OutSpan out) {
 void infer_gather(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& t = in[0];
   const Tensor& idx = in[1];
-  DYN_CHECK(idx.dtype() == DType::Int64, ErrorKind::Runtime, "gather(): Expected dtype int64 for index");
+  DYN_CHECK(is_index_dtype(idx.dtype()), ErrorKind::Runtime, "gather(): Expected dtype int64 for index");
   DYN_CHECK(idx.ndim() == t.ndim(), ErrorKind::Runtime,
             "Index tensor must have the same number of dimensions as input tensor");
   int d = wrap_dim(a.dim, t.ndim());
@@ -351,7 +354,7 @@ void kernel_cat(InSpan in, const Attrs& a, OutSpan out) {
 
 void infer_index_add(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& base = in[0];
-  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Index, "index_add_(): Expected dtype int64 for index");
+  DYN_CHECK(is_index_dtype(in[1].dtype()), ErrorKind::Index, "index_add_(): Expected dtype int64 for index");
   DYN_CHECK(in[2].dtype() == base.dtype(), ErrorKind::Runtime,
             "index_add_(): self and source must have the same dtype");
   int d = wrap_dim(a.dim, base.ndim());
@@ -390,7 +393,7 @@ template <OpId Op>
 void infer_scatter(InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& base = in[0];
   std::string_view name = op_name(Op);
-  DYN_CHECK(in[1].dtype() == DType::Int64, ErrorKind::Runtime, "{}(): Expected dtype int64 for index", name);
+  DYN_CHECK(is_index_dtype(in[1].dtype()), ErrorKind::Runtime, "{}(): Expected dtype int64 for index", name);
   DYN_CHECK(in[1].shape() == in[2].shape(), ErrorKind::Runtime, "{}(): index {} and src {} must have the same shape",
             name, dims_str(in[1].shape()), dims_str(in[2].shape()));
   DYN_CHECK(in[1].ndim() == base.ndim(), ErrorKind::Runtime,

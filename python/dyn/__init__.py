@@ -3,17 +3,18 @@ import builtins as _builtins  # dyn.bool and dyn.float below shadow the builtins
 
 import _dyn
 from _dyn import (  # noqa: F401
-    Tensor, Size, bool, int64, float32, float64, tensor, from_numpy, zeros, ones, empty, full, rand, randn,
-    randint, arange, zeros_like, ones_like, empty_like, rand_like, randn_like, full_like, cat, stack, where,
-    manual_seed, initial_seed, set_num_threads, get_num_threads, get_default_dtype, set_default_dtype, blas_info,
-    is_tensor, __version__,
+    Tensor, Size, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, tensor, from_numpy,
+    zeros, ones, empty, full, rand, randn, randint, arange, zeros_like, ones_like, empty_like, rand_like, randn_like,
+    full_like, cat, stack, where, manual_seed, initial_seed, set_num_threads, get_num_threads, get_default_dtype,
+    set_default_dtype, blas_info, is_tensor, __version__,
 )
 
 float = float32
 double = float64
+half = float16
 long = int64
-# dyn has one integer dtype: PyTorch's int and int32 map onto it (values agree unless they overflow 32 bits).
-int = int32 = int64
+int = int32
+short = int16
 dtype = type(float32)
 
 
@@ -32,16 +33,9 @@ class _UnsupportedDType:
             raise AttributeError(attr)
         raise TypeError(self._unsupported_message)
 
-    @property
-    def is_floating_point(self):
-        return self._name.startswith(("float", "bfloat", "half"))
+    is_floating_point = False  # the complex dtypes are the ones left
 
 
-half = float16 = _UnsupportedDType("float16", "dyn.float32")
-bfloat16 = _UnsupportedDType("bfloat16", "dyn.float32")
-uint8 = _UnsupportedDType("uint8", "dyn.int64 (or dyn.bool for masks)")
-int8 = _UnsupportedDType("int8", "dyn.int64")
-int16 = short = _UnsupportedDType("int16", "dyn.int64")
 complex64 = cfloat = _UnsupportedDType("complex64", "a real dtype")
 complex128 = cdouble = _UnsupportedDType("complex128", "a real dtype")
 
@@ -49,6 +43,7 @@ from . import _ops  # noqa: E402
 from . import _functional  # noqa: E402  (registers its methods with _ops before install)
 from . import _scans  # noqa: E402,F401  (cumprod, cummax, cummin: methods registered the same way)
 from ._torch_api import *  # noqa: E402,F401,F403
+from ._dtypes import *  # noqa: E402,F401,F403
 from ._torch_api import device, CPU as _CPU  # noqa: E402
 from . import random  # noqa: E402,F401  (torch.random)
 

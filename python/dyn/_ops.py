@@ -633,7 +633,8 @@ def isneginf(input):
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if not input.dtype.is_floating_point:
         return input.clone()
-    big = 3.4028234663852886e38 if input.dtype == _dyn.float32 else 1.7976931348623157e308
+    from ._dtypes import finfo  # imported after this module
+    big = finfo(input.dtype).max
     out = _dyn.where(input != input, _dyn.full((), nan, dtype=input.dtype), input)
     out = _dyn.where(out == math.inf, _dyn.full((), big if posinf is None else posinf, dtype=input.dtype), out)
     return _dyn.where(out == -math.inf, _dyn.full((), -big if neginf is None else neginf, dtype=input.dtype), out)
@@ -703,7 +704,8 @@ def subtract(input, other, *, alpha=1):
 
 _true_div = _dyn.Tensor.div  # the op table's: true division (and in place), before div is wrapped below
 _true_div_ = _dyn.Tensor.div_
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def _type_name(dtype):
@@ -899,25 +901,11 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     return self
 
 
-@method(function=False, name="int")
-def _int(self, memory_format=None):
-    """int64 (dyn has no int32): integer results keep their values."""
-    return self.to(_dyn.int64)
-
-
-@method(function=False)
-def half(self, memory_format=None):
-    raise TypeError("dyn has no float16 (half) dtype; keep float32 (on the CPU, autocast to half gains nothing)")
-
-
-@method(function=False)
-def bfloat16(self, memory_format=None):
-    raise TypeError("dyn has no bfloat16 dtype; keep float32")
-
-
 @method(function=False, name="type")
 def _type(self, dtype=None, non_blocking=False):
-    names = {_dyn.float32: "torch.FloatTensor", _dyn.float64: "torch.DoubleTensor", _dyn.int64: "torch.LongTensor",
+    names = {_dyn.float32: "torch.FloatTensor", _dyn.float64: "torch.DoubleTensor", _dyn.float16: "torch.HalfTensor",
+             _dyn.bfloat16: "torch.BFloat16Tensor", _dyn.int64: "torch.LongTensor", _dyn.int32: "torch.IntTensor",
+             _dyn.int16: "torch.ShortTensor", _dyn.int8: "torch.CharTensor", _dyn.uint8: "torch.ByteTensor",
              _dyn.bool: "torch.BoolTensor"}
     if dtype is None:
         return names[self.dtype]
@@ -931,7 +919,7 @@ def _type(self, dtype=None, non_blocking=False):
 
 @method(function=False)
 def element_size(self):
-    return {_dyn.float32: 4, _dyn.float64: 8, _dyn.int64: 8, _dyn.bool: 1}[self.dtype]
+    return self.dtype.itemsize
 
 
 @method(function=False)

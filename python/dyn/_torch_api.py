@@ -434,42 +434,6 @@ def _einsum_pair(x, xs, y, ys, rest):
     return out, "".join(batch + xonly + yonly)
 
 
-class finfo:
-    """Machine limits of a float dtype (torch.finfo)."""
-
-    _TABLE = {
-        "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e38, 1.1754943508222875e-38, 1e-06),
-        "float64": (64, 2.220446049250313e-16, 1.7976931348623157e308, 2.2250738585072014e-308, 1e-15),
-    }
-
-    def __init__(self, type=None):
-        type = type or _dyn.get_default_dtype()
-        name = str(type).split(".")[-1]
-        if name not in self._TABLE:
-            raise TypeError(f"finfo(): {type} is not a floating-point dtype dyn has (float32, float64)")
-        self.bits, self.eps, self.max, self.tiny, self.resolution = self._TABLE[name]
-        self.min = -self.max
-        self.smallest_normal = self.tiny
-        self.dtype = name
-
-    def __repr__(self):
-        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, dtype={self.dtype})"
-
-
-class iinfo:
-    """Limits of an integer dtype (torch.iinfo)."""
-
-    def __init__(self, type):
-        name = str(type).split(".")[-1]
-        if name == "int64":
-            self.bits, self.min, self.max = 64, -(2 ** 63), 2 ** 63 - 1
-        elif name == "bool":
-            self.bits, self.min, self.max = 8, 0, 1
-        else:
-            raise TypeError(f"iinfo(): {type} is not an integer dtype dyn has (int64, bool)")
-        self.dtype = name
-
-
 _matmul_precision = ["highest"]
 
 
@@ -534,23 +498,6 @@ class inference_mode(_GradMode):
         super().__init__(False if mode else None)
 
 
-def _legacy_tensor_type(dtype, name):
-    def make(*args):
-        """The pre-0.4 constructor: a list or array gives its values, sizes give an uninitialized tensor."""
-        if len(args) == 1 and not isinstance(args[0], builtins.int):
-            return _dyn.tensor(args[0], dtype=dtype) if not isinstance(args[0], Tensor) else args[0].to(dtype)
-        return _dyn.empty(*args, dtype=dtype)
-
-    make.__name__ = name
-    return make
-
-
-FloatTensor = _legacy_tensor_type(_dyn.float32, "FloatTensor")
-DoubleTensor = _legacy_tensor_type(_dyn.float64, "DoubleTensor")
-LongTensor = _legacy_tensor_type(_dyn.int64, "LongTensor")
-BoolTensor = _legacy_tensor_type(_dyn.bool, "BoolTensor")
-
-
 def is_inference_mode_enabled():
     return not _dyn.is_grad_enabled()
 
@@ -598,9 +545,9 @@ _dyn._add_tensor_methods({"nonzero": nonzero, "argwhere": argwhere})
 __all__ = [
     "device", "Generator", "linspace", "logspace", "eye", "randperm", "multinomial", "bernoulli", "normal",
     "randint_like", "as_tensor", "asarray", "scalar_tensor", "nonzero", "argwhere", "unique", "bincount", "meshgrid",
-    "cartesian_prod", "hstack", "vstack", "column_stack", "block_diag", "einsum", "finfo", "iinfo",
+    "cartesian_prod", "hstack", "vstack", "column_stack", "block_diag", "einsum",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_default_device", "get_default_device",
     "set_printoptions", "is_nonzero", "numel", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-    "seed", "inference_mode", "is_inference_mode_enabled", "FloatTensor", "DoubleTensor", "LongTensor", "BoolTensor",
+    "seed", "inference_mode", "is_inference_mode_enabled",
     "get_rng_state", "set_rng_state",
 ]

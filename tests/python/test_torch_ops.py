@@ -1013,7 +1013,7 @@ class TestTensorProtocol(unittest.TestCase):
             self.assertEqual((t.element_size(), t.itemsize, t.nbytes), (size, size, 3 * size), str(dt))
 
     def test_unsupported_dtypes(self):
-        for name in ("float16", "half", "bfloat16", "uint8", "int8", "int16", "complex64"):
+        for name in ("complex64", "cfloat", "complex128"):
             dt = getattr(dyn, name)
             self.assertIn("not supported", repr(dt), name)
             for use in (lambda: dyn.zeros(2, dtype=dt), lambda: dyn.tensor([1.0], dtype=dt),
@@ -1021,18 +1021,13 @@ class TestTensorProtocol(unittest.TestCase):
                 with self.subTest(dtype=name):
                     with self.assertRaises(TypeError):
                         use()
-        self.assertTrue(dyn.float16.is_floating_point)
-        self.assertFalse(dyn.int8.is_floating_point)
-        with self.assertRaisesRegex(TypeError, "float16"):
-            dyn.ones(2).half()
-        with self.assertRaisesRegex(TypeError, "bfloat16"):
-            dyn.ones(2).bfloat16()
+        self.assertFalse(dyn.complex64.is_floating_point)
 
     def test_unsupported_dtype_message_names_it(self):
-        with self.assertRaisesRegex(TypeError, "float16"):
-            dyn.ones(2).to(dyn.float16)
-        with self.assertRaisesRegex(TypeError, "float16"):
-            dyn.zeros(2, dtype=dyn.float16)
+        with self.assertRaisesRegex(TypeError, "complex64"):
+            dyn.ones(2).to(dyn.complex64)
+        with self.assertRaisesRegex(TypeError, "complex64"):
+            dyn.zeros(2, dtype=dyn.complex64)
 
 
 # ---- gradients (float64 central differences) ----
