@@ -27,7 +27,15 @@ PyObject* dtype_itemsize(PyObject* self, void*) {
   return PyLong_FromSize_t(itemsize(reinterpret_cast<PyDType*>(self)->t));
 }
 
+PyObject* dtype_is_signed(PyObject* self, void*) {
+  DType t = reinterpret_cast<PyDType*>(self)->t;
+  return PyBool_FromLong(t != DType::Bool && t != DType::UInt8);
+}
+PyObject* dtype_false(PyObject*, void*) { Py_RETURN_FALSE; }
+
 PyGetSetDef dtype_getset[] = {
+    {"is_signed", dtype_is_signed, nullptr, "whether the dtype holds negative values", nullptr},
+    {"is_complex", dtype_false, nullptr, "False: dyn has no complex dtypes", nullptr},
     {"is_floating_point", dtype_is_floating, nullptr, "float16, bfloat16, float32 or float64", nullptr},
     {"itemsize", dtype_itemsize, nullptr, "bytes per element", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},

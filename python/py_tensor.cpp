@@ -275,8 +275,8 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
     } else if (is_tensor(it) || PyList_Check(it) || PyRange_Check(it)) {
       Tensor t = index_tensor_from(it);
       DYN_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, ErrorKind::Index,
-                "tensors used as indices must be long, int or bool tensors (a bool or uint8 mask must cover the "
-                "whole tensor); got {}",
+                "tensors used as indices must be long, int, byte or bool tensors (got {}; a byte or bool mask "
+                "must cover the whole tensor)",
                 dtype_name(t.dtype()));
       if (p.tidx) {  // a second one: all go to `several`
         p.several.emplace_back(p.tdim, *p.tidx);

@@ -222,11 +222,14 @@ void infer_unary(InSpan in, const Attrs&, OutMeta* m) {
     m->dtype = is_floating(t) ? t : default_float_dtype();
   } else {
     if (t == DType::Bool) {
+      // PyTorch's messages, and the kernel names they carry.
       if (Op == OpId::neg)
-        fail(ErrorKind::Runtime,
+        fail(ErrorKind::NotImplemented,
              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
              "use the `~` or `logical_not()` operator instead.");
-      fail(ErrorKind::Runtime, "\"{}\" not implemented for 'Bool'", op_name(Op));
+      if (Op == OpId::relu) fail(ErrorKind::NotImplemented, "Boolean inputs not supported for relu");
+      fail(ErrorKind::NotImplemented, "\"{}{}\" not implemented for 'Bool'", op_name(Op),
+           Op == OpId::floor || Op == OpId::ceil ? "_vml_cpu" : "_cpu");
     }
     m->dtype = t;
   }
@@ -337,7 +340,7 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
               "`logical_xor()` operator instead.");
   }
   if constexpr (Op == OpId::pow) {
-    if (t == DType::Int64 && a.side == ScalarSide::Rhs && a.scalar.kind != Scalar::Float)
+    if (dtype_category(t) == 1 && a.side == ScalarSide::Rhs && a.scalar.kind != Scalar::Float)
       DYN_CHECK(a.scalar.i >= 0, ErrorKind::Runtime, "Integers to negative integer powers are not allowed.");
   }
   if constexpr (Op == OpId::bitwise_and || Op == OpId::bitwise_or || Op == OpId::bitwise_xor) {
@@ -345,8 +348,15 @@ void infer_binary(InSpan in, const Attrs& a, OutMeta* m) {
               legacy_dtype_name(t));
   }
   if constexpr (Op == OpId::floor_divide || Op == OpId::remainder || Op == OpId::fmod) {
-    if (t == DType::Int64 && a.side == ScalarSide::Rhs)
-      DYN_CHECK(a.scalar.to_int() != 0, ErrorKind::Runtime, "ZeroDivisionError");
+    // Bools only divide once promoted, which these ops do not do.
+    DYN_CHECK(
+        (a.side == ScalarSide::None ? result_type(in) : promote_with_scalar(in[0].dtype(), a.scalar)) != DType::Bool,
+        ErrorKind::NotImplemented, "\"{}_cpu\" not implemented for 'Bool'",
+        Op == OpId::floor_divide ? "div_floor" : op_name(Op));
+    // The divisor as the kernel will see it: 256 is 0 for an int8 tensor.
+    if (dtype_category(t) == 1 && a.side == ScalarSide::Rhs)
+      DYN_CHECK(visit_dtype(t, [&](auto tag) { return scalar_as<decltype(tag)>(a.scalar) != decltype(tag)(0); }),
+                ErrorKind::Runtime, "ZeroDivisionError");
   }
   m->dtype = is_bool_result(Op) ? DType::Bool : t;
 }
@@ -378,9 +388,9 @@ void binary_erased(const void* x, const void* y, void* o, int64_t n) {
 
 // Integer division by zero and negative integer powers are errors, found before the kernel runs.
 void check_int_operand(OpId op, const Tensor& y) {
-  if (y.dtype() != DType::Int64 || y.numel() == 0) return;
+  if (dtype_category(y.dtype()) != 1 || y.numel() == 0) return;
   if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::fmod && op != OpId::pow) return;
-  Tensor c = kern::contiguous(y);
+  Tensor c = kern::contiguous(kern::cast(y, DType::Int64));  // exact from every integer dtype
   const int64_t* p = c.data<int64_t>();
   for (int64_t i = 0; i < c.numel(); ++i) {
     if (op == OpId::pow) {
@@ -395,7 +405,7 @@ void check_int_operand(OpId op, const Tensor& y) {
 // values are known.
 void check_binary_values(InSpan in, const Attrs& a, OpId op) {
   DType t = binary_compute_dtype(op, in, a);
-  if (t != DType::Int64) return;
+  if (dtype_category(t) != 1) return;
   const Tensor* y = a.side == ScalarSide::None ? &in[1] : a.side == ScalarSide::Lhs ? &in[0] : nullptr;
   if (y && value_known(*y)) check_int_operand(op, cast_to(*y, t));
 }
@@ -475,9 +485,9 @@ void kernel_where(InSpan in, const Attrs&, OutSpan out) {
 void infer_clamp(InSpan in, const Attrs& a, OutMeta* m) {
   DYN_CHECK(a.has_lo || a.has_hi, ErrorKind::Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
   DType t = in[0].dtype();
-  DYN_CHECK(t != DType::Bool, ErrorKind::Runtime, "\"clamp\" not implemented for 'Bool'");
   if (a.has_lo) t = promote_with_scalar(t, a.scalar);
   if (a.has_hi) t = promote_with_scalar(t, a.scalar2);
+  DYN_CHECK(t != DType::Bool, ErrorKind::NotImplemented, "\"clamp_scalar_cpu\" not implemented for 'Bool'");
   m->shape = in[0].shape();
   m->dtype = t;
 }

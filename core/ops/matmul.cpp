@@ -32,7 +32,7 @@ MatmulShape matmul_shape(const Tensor& a, const Tensor& b) {
             "both arguments to matmul need to be at least 1D, but they are {}D and {}D", a.ndim(), b.ndim());
   DYN_CHECK(a.dtype() == b.dtype(), ErrorKind::Runtime, "expected m1 and m2 to have the same dtype, but got: {} != {}",
             c_type_name(a.dtype()), c_type_name(b.dtype()));
-  DYN_CHECK(a.dtype() != DType::Bool, ErrorKind::Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  DYN_CHECK(a.dtype() != DType::Bool, ErrorKind::NotImplemented, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
   MatmulShape s;
   s.m = a.ndim() >= 2 ? a.size(a.ndim() - 2) : 1;
   s.k = a.size(a.ndim() - 1);

@@ -234,7 +234,7 @@ void kernel_reduce(InSpan in, const Attrs& a, OutSpan out) {
 
 // ---- max/min with indices, argmax/argmin ----
 
-void infer_index_reduce(InSpan in, const Attrs& a, OutMeta* m, int nout) {
+void infer_index_reduce(OpId op, InSpan in, const Attrs& a, OutMeta* m, int nout) {
   const Tensor& t = in[0];
   Dims dims;
   if (a.has_lo) dims.push_back(a.dim);
@@ -245,7 +245,8 @@ void infer_index_reduce(InSpan in, const Attrs& a, OutMeta* m, int nout) {
   if (!a.has_lo && t.numel() == 0)
     fail(ErrorKind::Runtime, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
   Dims shape = reduced_shape(t, mask, a.keepdim);
-  DYN_CHECK(t.dtype() != DType::Bool || nout == 2, ErrorKind::Runtime, "\"argmax\" not implemented for 'Bool'");
+  DYN_CHECK(t.dtype() != DType::Bool || nout == 2, ErrorKind::NotImplemented, "{}(): does not support bool input",
+            op_name(op));
   if (nout == 2) {
     m[0] = OutMeta{t.dtype(), shape};
     m[1] = OutMeta{DType::Int64, shape};
@@ -256,7 +257,7 @@ void infer_index_reduce(InSpan in, const Attrs& a, OutMeta* m, int nout) {
 
 template <OpId Op>
 void infer_index_reduce_op(InSpan in, const Attrs& a, OutMeta* m) {
-  infer_index_reduce(in, a, m, (Op == OpId::max_dim || Op == OpId::min_dim) ? 2 : 1);
+  infer_index_reduce(Op, in, a, m, (Op == OpId::max_dim || Op == OpId::min_dim) ? 2 : 1);
 }
 
 template <OpId Op>

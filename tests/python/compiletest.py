@@ -14,7 +14,10 @@ import dyn
 
 def raw_bytes(t):
     """The bytes of a dyn tensor's values in row-major order (any layout, 0-d included)."""
-    a = np.ascontiguousarray(t.detach().numpy())
+    t = t.detach()
+    if t.dtype == dyn.bfloat16:  # numpy has no bfloat16; widening to float32 keeps every bit
+        t = t.float()
+    a = np.ascontiguousarray(t.numpy())
     return a.reshape(-1).view(np.uint8)
 
 

@@ -8,10 +8,18 @@ def linear(input, weight, bias=None):
     check_tensor("linear", "input", input)
     check_tensor("linear", "weight", weight)
     check_tensor("linear", "bias", bias, optional=True)
+    half = input.dtype in _REDUCED and bias is not None and bias.dtype == input.dtype == weight.dtype
+    if half:
+        # PyTorch adds the bias inside its float32 accumulation (addmm) and rounds once: a float16
+        # product rounded before the bias is added would differ in the last bit.
+        dtype, input, weight, bias = input.dtype, input.float(), weight.float(), bias.float()
     out = input @ weight.t() if weight.ndim == 2 else input @ weight
     if bias is not None:
         out = out + bias
-    return out
+    return out.to(dtype) if half else out
+
+
+_REDUCED = (dyn.float16, dyn.bfloat16)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
