@@ -80,6 +80,11 @@ COMPUTE = {
         "{p}.clamp_min(0.1).rsqrt() + {q}.square()", "{p}.lerp({q}, 0.3)", "{p}.addcmul({q}, {p}, value=0.5)",
         "{p}.remainder(0.7) + {q}.sign()", "dyn.where({p} > 0, {p}, 1)", "{p}.gather(-1, {q}.argsort(-1))",
         "{p}.norm(dim=-1, keepdim=True) + {q}",
+        # the other dtypes: float16 and bfloat16 round at every op, integers wrap
+        "{p}.half() * {q}.half() + 1.5", "({p}.bfloat16() * {q}).exp()", "{p}.half().softmax(-1).float() + {q}",
+        "({p}.bfloat16() - {q}.bfloat16()).abs().sqrt()", "{p}.to(dyn.int32) * 3 + {q}.int()",
+        "({p} * 40).to(dyn.int8) * 5", "({p} * 3).to(dyn.uint8).to({p}.dtype)", "{p}.half().sum(-1, keepdim=True)",
+        "{p}.bfloat16().cumsum(-1)", "({p}.int() // 2) % 3 + {q}",
     ],
     1: ["{p} * ({p} @ {q})", "{p}.unsqueeze(0).squeeze(0)", "({p}.unsqueeze(-1) * {q}.unsqueeze(0)).sum(-1)",
         "{p}[dyn.arange({p}.shape[0]).flip(0)]", "{p}.roll(1, 0) * {q}"],
@@ -150,10 +155,17 @@ ARG_CODE = {
     # a view at a storage offset
     "offset": "dyn.tensor(r.standard_normal((shape[0] + 1,) + shape[1:]).astype(np.float32))[1:]",
     "i64": "dyn.tensor(r.integers(-4, 5, shape))",
+    "i32": "dyn.tensor(r.integers(-4, 5, shape), dtype=dyn.int32)",
+    "u8": "dyn.tensor(r.integers(0, 9, shape), dtype=dyn.uint8)",
+    "f16": "dyn.tensor(r.standard_normal(shape).astype(np.float16))",
+    "bf16": "dyn.tensor(r.standard_normal(shape).astype(np.float32)).bfloat16()",
     "list": "dyn.tensor(r.standard_normal(shape).tolist())",  # the default dtype
     "grad": "dyn.tensor(r.standard_normal(shape).astype(np.float32), requires_grad=True)",
     "grad_list": "dyn.tensor(r.standard_normal(shape).tolist(), requires_grad=True)",
 }
+
+
+INT_KINDS = ("i64", "i32", "u8")
 
 
 class Var:
@@ -494,9 +506,9 @@ def generate(seed, index):
     rank = g.rank = r.choice([1, 2, 2])
     noncontig = "noncontig" if rank == 2 else "noncontig1"
     args = [("a", r.choice(["f32", "f32", "f32", "list", noncontig, "offset"])),
-            ("b", r.choice(["f32", "f32", "list", noncontig, "offset", "i64"]))]
+            ("b", r.choice(["f32", "f32", "list", noncontig, "offset", "i64", "i32", "f16", "bf16", "u8"]))]
     if r.random() < 0.3:
-        args.append(("c", r.choice(["f32", "f32", "i64"])))
+        args.append(("c", r.choice(["f32", "f32", "i64", "i32", "f16", "bf16"])))
     if r.random() < 0.65:
         args.append(("w", r.choice(["grad", "grad", "grad_list"])))
         if r.random() < 0.2:
@@ -509,7 +521,7 @@ def generate(seed, index):
     helper = r.randrange(len(HELPERS)) if r.random() < 0.3 else None
     carry = ()
     if r.random() < 0.25:
-        carry = tuple(n for n, kind in args if r.random() < 0.6 and kind != "i64") or (args[0][0],)
+        carry = tuple(n for n, kind in args if r.random() < 0.6 and kind not in INT_KINDS) or (args[0][0],)
     alias = None
     if r.random() < 0.2:
         alias = (r.choice([0, 1, 1, 2, 2]), r.choice(["b = a", "b = a.detach()", "b = a[...]"]))

@@ -114,6 +114,8 @@ Y_SHAPES = [(("n", "m"), 6), ((1, "m"), 1.5), (("m",), 1.5), (("n", 1), 1)]
 N_SIZES = [1, 2, 3, 4, 5, 6]
 M_SIZES = [1, 2, 3, 4, 5]
 DTYPES = [("float32", 7), ("float64", 2), ("int64", 1)]
+# --dtypes all (the default) adds these; --dtypes classic keeps the list programs were pinned with.
+MORE_DTYPES = [("float16", 1), ("bfloat16", 1), ("int32", 1)]
 LAYOUTS = [("contig", 10), ("t", 4), ("step", 3), ("offset", 3), ("expand", 1)]
 ALIASES = [("none", 10), ("same", 3), ("overlap", 2), ("view", 3), ("detach", 2)]
 S_VALUES = [0.5, -1.5, 2, 2.0, 3, 0.25, -1, True]
@@ -695,8 +697,10 @@ def call(f, args, k):
 
 def make_arg(r, shape, dtype, layout):
     def data(sh):
-        if dtype == "int64":
-            return dyn.tensor(r.integers(-4, 5, sh).astype(np.int64))
+        if dtype in ("int64", "int32"):
+            return dyn.tensor(r.integers(-4, 5, sh).astype(dtype))
+        if dtype == "bfloat16":  # numpy has none
+            return dyn.tensor(r.standard_normal(sh).astype(np.float32)).bfloat16()
         return dyn.tensor(r.standard_normal(sh).astype(dtype))
     if layout == "t" and len(shape) == 2:
         return data(shape[::-1]).t()
@@ -755,7 +759,7 @@ def inputs(k, run="eager"):
         if dim < args[name].dim():
             dyn.mark_dynamic(args[name], dim)
     for name, t in args.items():
-        if name != "s" and c["rg"].get(name) and t.dtype != dyn.int64 and t.is_leaf and not t.requires_grad:
+        if name != "s" and c["rg"].get(name) and t.is_floating_point() and t.is_leaf and not t.requires_grad:
             t.requires_grad_()
     return list(args.values())
 
@@ -1521,7 +1525,11 @@ def main():
                     help="print the source and differences of the first N failures of each kind (the rest: one line)")
     ap.add_argument("--time-limit", type=float, default=0, help="stop starting new sequences after this many seconds")
     ap.add_argument("--quiet-reasons", action="store_true", help="do not count reason problems as failures")
+    ap.add_argument("--dtypes", choices=["all", "classic"], default="all",
+                    help="classic: float32, float64 and int64 only, as the pinned programs were generated")
     opts = ap.parse_args()
+    if opts.dtypes == "all":
+        DTYPES.extend(MORE_DTYPES)
 
     indices = [opts.one] if opts.one is not None else list(range(opts.start, opts.start + opts.programs))
     totals = {key: 0 for key in COUNTER_KEYS}
