@@ -38,6 +38,13 @@ void fail_reduced_float_kernel(DType t) {
 DType default_float_dtype() { return g_default_float; }
 void set_default_float_dtype(DType t) { g_default_float = t; }
 
+namespace {
+DType g_autocast = kAutocastOff;
+}
+DType autocast_dtype() { return g_autocast; }
+void set_autocast_dtype(DType t) { g_autocast = t; }
+std::string autocast_name(DType t) { return t == kAutocastOff ? "off" : std::string(dtype_name(t)); }
+
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (dtype_category(a) != dtype_category(b)) return dtype_category(a) > dtype_category(b) ? a : b;
@@ -46,6 +53,29 @@ DType promote_types(DType a, DType b) {
   if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
   // Otherwise the wider one (uint8 is below every signed type but int8).
   return std::max(a, b);
+}
+
+bool fits_dtype(DType t, const Scalar& s) {
+  if (t == DType::Bool || is_floating(t)) return true;
+  double lo, hi;
+  switch (t) {
+    case DType::UInt8:
+      lo = -255, hi = 255;
+      break;
+    case DType::Int8:
+      lo = -128, hi = 127;
+      break;
+    case DType::Int16:
+      lo = -32768, hi = 32767;
+      break;
+    case DType::Int32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    default:
+      return s.kind != Scalar::Float || !(s.f < -9.2233720368547758e18 || s.f >= 9.2233720368547758e18);
+  }
+  if (s.kind != Scalar::Float) return s.i >= static_cast<int64_t>(lo) && s.i <= static_cast<int64_t>(hi);
+  return !(s.f < lo || s.f > hi);  // NaN passes, as in c10
 }
 
 DType scalar_dtype(const Scalar& s) {

@@ -1,6 +1,7 @@
 // Element types and PyTorch's type-promotion rules.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -26,6 +27,13 @@ int dtype_category(DType t);
 DType default_float_dtype();
 void set_default_float_dtype(DType t);
 
+// torch.autocast("cpu", dtype=...): the 16-bit float that float32 matrix products compute in while
+// it is on; DType::Bool when off. Global state a trace depends on, as the default dtype is.
+constexpr DType kAutocastOff = DType::Bool;
+DType autocast_dtype();
+void set_autocast_dtype(DType t);
+std::string autocast_name(DType t);  // "off", "bfloat16"
+
 // Promotion of two tensor dtypes of equal standing.
 DType promote_types(DType a, DType b);
 
@@ -42,6 +50,11 @@ struct Scalar {
   int64_t to_int() const { return kind == Float ? static_cast<int64_t>(f) : i; }
   bool operator==(const Scalar& o) const { return kind == o.kind && (kind == Float ? f == o.f : i == o.i); }
 };
+
+// Whether a number can be stored in an integer dtype, by c10's rule: within the type's range, where
+// an unsigned type also takes the negatives of its values (uint8 takes -255, as 255 + 1 - 255).
+// Floats and bool take every number.
+bool fits_dtype(DType t, const Scalar& s);
 
 // The dtype a Python scalar would get alone (float -> default float, int -> int64).
 DType scalar_dtype(const Scalar& s);

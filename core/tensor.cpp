@@ -249,6 +249,16 @@ Tensor Tensor::as_strided(const Dims& shape, const Dims& strides, int64_t offset
   return Tensor(new TensorImpl(p_->storage_, shape, strides, offset, p_->dtype_));
 }
 
+Tensor Tensor::reinterpret(DType dtype) const {
+  DYN_CHECK(itemsize(dtype) == itemsize(p_->dtype_), ErrorKind::Runtime,
+            "view(dtype): dyn views a tensor as a dtype of the same size only ({} is {} bytes, {} is {}); use "
+            ".to(dtype) to convert the values",
+            dtype_name(p_->dtype_), itemsize(p_->dtype_), dtype_name(dtype), itemsize(dtype));
+  if (!p_->storage_) no_data();
+  p_->storage_->retain();
+  return Tensor(new TensorImpl(p_->storage_, p_->shape_, p_->strides_, p_->offset_, dtype));
+}
+
 void Tensor::no_data() const {
   if (p_->lazy())
     fail(ErrorKind::Runtime,

@@ -86,6 +86,8 @@ class Tensor {
   static Tensor empty(const Dims& shape, DType dtype);
   // A view of this tensor's storage with other geometry.
   Tensor as_strided(const Dims& shape, const Dims& strides, int64_t offset) const;
+  // The same elements' bytes read as another dtype of the same size (Tensor.view(dtype)).
+  Tensor reinterpret(DType dtype) const;
 
   bool defined() const { return p_ != nullptr; }
   TensorImpl* impl() const { return p_; }

@@ -110,6 +110,9 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype);
 // A tensor sharing the memory of a numpy array (or any buffer).
 Tensor tensor_from_buffer(PyObject* obj);
 PyObject* tensor_to_list(const Tensor& t);
+// a @ b as Python asks for it: under torch.autocast("cpu"), float32 operands are cast to its dtype
+// first, as PyTorch's autocast does for matmul (backward's products, which call ops::matmul, are not).
+Tensor autocast_matmul(const Tensor& a, const Tensor& b);
 
 // device=: None, "cpu", "xla" (torch_xla maps onto dyn) or a dyn.device; anything else (cuda,
 // mps) raises a RuntimeError that says dyn runs on the CPU.

@@ -185,6 +185,35 @@ DYN_FAST(f_promote_types) {
   return r;
 }
 
+// torch.autocast's state: the dtype (float16 or bfloat16) or None. Reading it is free for trace
+// once (the engine guards it with the default dtype); setting it keeps a compiled body running.
+DYN_FAST(f_autocast_dtype) {
+  parse_args("autocast_dtype", args, nargs, kw, {}, 0, nullptr);
+  if (autocast_dtype() == kAutocastOff) Py_RETURN_NONE;
+  PyObject* r = dtype_object(autocast_dtype());
+  Py_INCREF(r);
+  return r;
+}
+
+// a @ b as the op computes it, whatever autocast says: for code that has already cast its operands
+// (linear's float16 path widens them to float32 on purpose).
+DYN_FAST(f_matmul) {
+  PyObject* a[2];
+  parse_args("_matmul", args, nargs, kw, {"input", "other"}, 2, a);
+  return wrap(ops::matmul(tensor_arg("_matmul", "input", a[0]), tensor_arg("_matmul", "other", a[1])));
+}
+
+DYN_FAST(f_set_autocast) {
+  PyObject* a[1];
+  parse_args("_set_autocast", args, nargs, kw, {"dtype"}, 1, a);
+  auto t = dtype_arg("_set_autocast", a[0]);
+  DYN_CHECK(!t || is_reduced_float(*t), ErrorKind::Runtime,
+            "In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast only "
+            "supports dtype of torch.bfloat16, torch.float16 currently.");
+  set_autocast_dtype(t ? *t : kAutocastOff);
+  Py_RETURN_NONE;
+}
+
 // Owns a reference to a Python object from C++ (a callback kept by a grad node).
 struct PyRef {
   PyObject* o;
@@ -268,6 +297,9 @@ PyMethodDef compat_functions[] = {
     DYN_ENTRY("_index_add", f_index_add, "_index_add(input, dim, index, source)"),
     DYN_ENTRY("_add_tensor_methods", f_add_tensor_methods, "_add_tensor_methods({name: function})"),
     DYN_ENTRY("_as_subclass", f_as_subclass, "_as_subclass(cls, tensor): the tensor as an instance of cls"),
+    DYN_ENTRY("autocast_dtype", f_autocast_dtype, "autocast_dtype(): torch.autocast's dtype now, or None"),
+    DYN_ENTRY("_set_autocast", f_set_autocast, "_set_autocast(dtype or None)"),
+    DYN_ENTRY("_matmul", f_matmul, "_matmul(input, other): the product without autocast"),
     DYN_ENTRY("promote_types", f_promote_types, "promote_types(type1, type2): the smallest dtype both cast to"),
     DYN_ENTRY("_check_device", f_check_device, "_check_device(fn, device): raises unless the device is the CPU"),
     {nullptr, nullptr, 0, nullptr},

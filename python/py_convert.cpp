@@ -450,6 +450,13 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype) {
   return ops::from_ints(c.i, c.shape, d);
 }
 
+Tensor autocast_matmul(const Tensor& a, const Tensor& b) {
+  DType ac = autocast_dtype();
+  if (ac == kAutocastOff) return ops::matmul(a, b);
+  auto cast = [ac](const Tensor& t) { return t.dtype() == DType::Float32 ? ops::to_dtype(t, ac) : t; };
+  return ops::matmul(cast(a), cast(b));
+}
+
 PyObject* tensor_to_list(const Tensor& t) {
   auto elem = [&](int64_t off) -> PyObject* {
     return visit_dtype_all(t.dtype(), [&](auto tag) -> PyObject* {

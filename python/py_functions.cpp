@@ -201,15 +201,21 @@ DYN_FAST(m_softmax) {
 DYN_FAST(m_matmul) {
   PyObject* a[1];
   parse_args("matmul", args, nargs, kw, {"other"}, 1, a);
-  return wrap(ops::matmul(T(self), tensor_arg("matmul", "other", a[0])));
+  return wrap(autocast_matmul(T(self), tensor_arg("matmul", "other", a[0])));
 }
 
 // ---- methods: shapes and views ----
 
 DYN_FAST(m_view) {
   if (kw) throw_type_error("view() takes the shape as positional arguments");
-  if (nargs == 1 && Py_TYPE(args[0]) == &DTypeType)
-    throw_type_error("view(dtype) is not supported by dyn; use .to(dtype)");
+  if (nargs == 1 && Py_TYPE(args[0]) == &DTypeType) {
+    // The bytes as another dtype: a view of the same memory, outside autograd (as in PyTorch,
+    // where view(dtype) is not differentiable). Its value must be there: a compiled region breaks.
+    DType d = reinterpret_cast<PyDType*>(args[0])->t;
+    if (d == T(self).dtype()) return wrap(ops::view(T(self), T(self).shape()));
+    ensure_materialized(T(self), BreakKind::Numpy, ".view(dtype)");
+    return wrap(T(self).reinterpret(d));
+  }
   return wrap(ops::view(T(self), shape_args("view", args, nargs)));
 }
 
@@ -491,7 +497,7 @@ PyMethodDef hand_methods[] = {
     DYN_ENTRY("softmax", m_softmax<false>, "softmax(dim)"),
     DYN_ENTRY("log_softmax", m_softmax<true>, "log_softmax(dim)"),
     DYN_ENTRY("matmul", m_matmul, "matrix product with broadcasting"),
-    DYN_ENTRY("view", m_view, "view(*shape): same data, new shape (no copy)"),
+    DYN_ENTRY("view", m_view, "view(*shape) or view(dtype): same data, new shape or dtype of its size (no copy)"),
     DYN_ENTRY("reshape", m_reshape, "reshape(*shape): a view when possible, else a copy"),
     DYN_ENTRY("expand", m_expand, "expand(*sizes): broadcast view"),
     DYN_ENTRY("expand_as", m_expand_as, "expand_as(other)"),

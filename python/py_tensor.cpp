@@ -102,7 +102,7 @@ PyObject* nb_invert(PyObject* a) {
 
 PyObject* nb_matmul(PyObject* a, PyObject* b) {
   if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
-  DYN_TRY return wrap(ops::matmul(unwrap(a), unwrap(b)));
+  DYN_TRY return wrap(autocast_matmul(unwrap(a), unwrap(b)));
   DYN_CATCH
 }
 

@@ -86,12 +86,18 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype) {
 }
 
 Tensor from_doubles(const std::vector<double>& v, const Dims& shape, DType dtype) {
+  for (double x : v)
+    DYN_CHECK(fits_dtype(dtype, Scalar::from_double(x)), ErrorKind::Runtime,
+              "value cannot be converted to type {} without overflow", dtype_name(dtype));
   Tensor t = Tensor::empty(shape, DType::Float64);
   std::copy(v.begin(), v.end(), t.data<double>());
   return to_dtype(t, dtype);
 }
 
 Tensor from_ints(const std::vector<int64_t>& v, const Dims& shape, DType dtype) {
+  for (int64_t x : v)
+    DYN_CHECK(fits_dtype(dtype, Scalar::from_int(x)), ErrorKind::Runtime,
+              "value cannot be converted to type {} without overflow", dtype_name(dtype));
   Tensor t = Tensor::empty(shape, DType::Int64);
   std::copy(v.begin(), v.end(), t.data<int64_t>());
   return to_dtype(t, dtype);

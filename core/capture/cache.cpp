@@ -65,8 +65,9 @@ std::string strides_text(const Value& v) {
 std::vector<std::string> CompiledFunction::guard_lines(int entry) const {
   std::vector<std::string> out;
   const Entry& e = entries_.at(entry);
-  out.push_back(fmt::format("global_state: default dtype is {}, grad mode {}", dtype_name(e.default_dtype),
-                            e.grad_enabled ? "enabled" : "disabled"));
+  out.push_back(fmt::format("global_state: default dtype is {}, grad mode {}{}", dtype_name(e.default_dtype),
+                            e.grad_enabled ? "enabled" : "disabled",
+                            e.autocast == kAutocastOff ? "" : ", autocast " + autocast_name(e.autocast)));
   // Dynamic sizes: each symbol is bound where the call first meets it, then checked everywhere.
   for (size_t i = 0; i < e.symbols.size(); ++i) {
     const SymInfo& s = e.symbols[i];
@@ -215,6 +216,7 @@ void Capture::register_entry() {
   e.segments = prefix_;
   e.segments.insert(e.segments.end(), new_segments_.begin(), new_segments_.end());
   e.default_dtype = default_float_dtype();
+  e.autocast = autocast_at_start_;
   e.grad_enabled = grad_enabled_at_start_;
   e.observed = observed_;
   e.symbols = syms_;

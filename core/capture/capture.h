@@ -90,6 +90,7 @@ struct Entry {
   std::vector<NamedValue> values;        // the Python values the traced call saw
   std::vector<SymInfo> symbols;          // its dynamic sizes, s0, s1, ... (dynamic shapes)
   DType default_dtype = DType::Float32;  // global state the trace depends on
+  DType autocast = kAutocastOff;
   bool grad_enabled = true;
   int64_t hits = 0;
   int64_t lifted_hits = 0;  // of hits: served by tier 2, without running the body
@@ -459,6 +460,7 @@ class Capture {
   double start_ = 0, compile_s_ = 0, execute_s_ = 0;
   double paused_at_start_ = 0;  // the log's paused_s when the call began
   bool grad_enabled_at_start_ = true;
+  DType autocast_at_start_ = kAutocastOff;
 };
 
 // While a derivative formula issues its ops (backward() inside a region), the numbers it writes

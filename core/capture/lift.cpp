@@ -113,6 +113,7 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
   lp->seg_ = seg;
   lp->patches_ = fn->last_patches;
   lp->default_dtype_ = entry.default_dtype;
+  lp->autocast_ = entry.autocast;
   lp->grad_enabled_ = entry.grad_enabled;
   if (history) lp->grad_nodes_ = fn->last_grad_nodes;
   bool covered = std::all_of(needed.begin(), needed.end(), [&](int v) {
@@ -194,8 +195,10 @@ bool LiftedPlan::run(std::span<const Tensor> in, std::span<const double> floats,
     failure_ = "the entry is gone";
     return false;
   }
-  if (grad_enabled() != grad_enabled_ || default_float_dtype() != default_dtype_) {
-    failure_ = grad_enabled() != grad_enabled_ ? "grad mode changed" : "the default dtype changed";
+  if (grad_enabled() != grad_enabled_ || default_float_dtype() != default_dtype_ || autocast_dtype() != autocast_) {
+    failure_ = grad_enabled() != grad_enabled_           ? "grad mode changed"
+               : default_float_dtype() != default_dtype_ ? "the default dtype changed"
+                                                         : "autocast changed";
     return false;
   }
   const Graph& g = seg_->graph;

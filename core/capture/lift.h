@@ -70,6 +70,7 @@ class LiftedPlan {
   NodePatches patches_, run_patches_;
   std::vector<std::pair<int, int>> float_slots_;
   DType default_dtype_ = DType::Float32;
+  DType autocast_ = kAutocastOff;
   bool grad_enabled_ = true;
   std::string failure_;
   std::vector<Tensor> bound_, slots_;  // reused between runs: a hit allocates no vector

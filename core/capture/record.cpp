@@ -115,6 +115,7 @@ std::vector<Tensor> Capture::record_node(OpId op, std::span<const Tensor> in, co
   // call that diverges at this node keeps exactly the values before it.
   n.values_before = static_cast<int>(seg_.values.size());
   n.default_dtype = default_float_dtype();
+  n.autocast = autocast_dtype();
   n.where = current_source();
   n.inputs.reserve(in.size());
   for (const Tensor& t : in) n.inputs.push_back(value_of(t));

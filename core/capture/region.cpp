@@ -68,6 +68,7 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
   }
   auto* c = new Capture(std::move(fn));
   c->grad_enabled_at_start_ = grad_enabled();
+  c->autocast_at_start_ = autocast_dtype();
   CompiledFunction& f = *c->fn_;
   f.calls++;
   CaptureLog& log = CaptureLog::get();
@@ -86,6 +87,11 @@ bool Capture::begin(std::shared_ptr<CompiledFunction> fn) {
       g.expected = std::string(dtype_name(entry.default_dtype));
       g.actual = std::string(dtype_name(default_float_dtype()));
       g.hint = "dyn.set_default_dtype changed since the trace";
+    } else if (entry.autocast != autocast_dtype()) {
+      g.what = "autocast";
+      g.expected = autocast_name(entry.autocast);
+      g.actual = autocast_name(autocast_dtype());
+      g.hint = "torch.autocast decides the dtype of matrix products; each autocast state gets its own entry";
     } else if (entry.grad_enabled != grad_enabled()) {
       g.what = "grad mode";
       g.expected = entry.grad_enabled ? "enabled" : "disabled (no_grad)";

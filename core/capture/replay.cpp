@@ -101,6 +101,16 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = current_source();
     return false;
   }
+  if (n.autocast != autocast_dtype()) {
+    f->kind = GuardKind::Op;
+    f->what = fmt::format("autocast at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
+    f->subject = "autocast";
+    f->expected = autocast_name(n.autocast);
+    f->actual = autocast_name(autocast_dtype());
+    f->hint = "a torch.autocast block was entered or left inside the call where the trace had not";
+    f->where = current_source();
+    return false;
+  }
   std::vector<std::pair<const TensorImpl*, int>> tentative;
   auto operand = [&](const Tensor& t, int expected) {
     int v = replay_value_of(t, expected, g, &binds_[entry], f, &tentative);

@@ -226,6 +226,7 @@ struct Node {
   // The default dtype when recorded: an int operand and a Python float promote to it. A function
   // that sets it from Python state changes it between calls without failing the entry's guard.
   DType default_dtype = DType::Float32;
+  DType autocast = kAutocastOff;  // likewise torch.autocast's dtype, which a with block may change
   // In-place ops write into the buffer of value `target`; the output aliases it.
   int target = -1;
   int values_before = 0;  // how many values existed when this node was recorded (for prefix copies)

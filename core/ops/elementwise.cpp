@@ -161,6 +161,8 @@ void run_binary(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
 
 void infer_full(InSpan, const Attrs& a, OutMeta* m) {
   check_new_shape(a.dims);
+  DYN_CHECK(fits_dtype(a.dtype, a.scalar), ErrorKind::Runtime,
+            "value cannot be converted to type {}_t without overflow", dtype_name(a.dtype));
   m->dtype = a.dtype;
   m->shape = a.dims;
 }
@@ -482,6 +484,19 @@ void kernel_where(InSpan in, const Attrs&, OutSpan out) {
   });
 }
 
+// A bound beyond an integer type's range clamps nothing on that side (uint8's clamp(-1, 3) leaves
+// 0 alone): saturated into the range rather than wrapped into it.
+template <typename T>
+T clamp_bound(const Scalar& s) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (s.kind != Scalar::Float) {
+      int64_t v = std::clamp<int64_t>(s.i, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+      return static_cast<T>(v);
+    }
+  }
+  return scalar_as<T>(s);
+}
+
 void infer_clamp(InSpan in, const Attrs& a, OutMeta* m) {
   DYN_CHECK(a.has_lo || a.has_hi, ErrorKind::Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
   DType t = in[0].dtype();
@@ -498,7 +513,7 @@ void kernel_clamp(InSpan in, const Attrs& a, OutSpan out) {
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      T lo = scalar_as<T>(a.scalar), hi = scalar_as<T>(a.scalar2);
+      T lo = clamp_bound<T>(a.scalar), hi = clamp_bound<T>(a.scalar2);
       bool hl = a.has_lo, hh = a.has_hi;
       run_unary<T, T>(out[0], x, [=](T v) { return formula::clamp(v, lo, hi, hl, hh); });
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
 #include "core/random.h"
@@ -75,10 +76,27 @@ void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
   });
 }
 
+// randint's range must hold in the dtype: PyTorch's check, with its C type names.
+void check_randint_range(const Attrs& a) {
+  static constexpr const char* kCName[] = {"bool", "unsigned char", "signed char",   "short", "int",
+                                           "long", "c10::Half",     "c10::BFloat16", "float", "double"};
+  const char* name = kCName[static_cast<int>(a.dtype)];
+  if (is_floating(a.dtype)) return;  // draws beyond 2^digits lose precision but stay in range
+  DYN_CHECK(fits_dtype(a.dtype, Scalar::from_int(a.i0)) && (a.dtype != DType::UInt8 || a.i0 >= 0), ErrorKind::Runtime,
+            "from is out of bounds for {}", name);
+  DYN_CHECK(fits_dtype(a.dtype, Scalar::from_int(a.i1 - 1)) && (a.dtype != DType::UInt8 || a.i1 - 1 >= 0),
+            ErrorKind::Runtime, "to - 1 is out of bounds for {}", name);
+}
+
 void infer_random(InSpan, const Attrs& a, OutMeta* m) {
   check_new_shape(a.dims);
   m->dtype = a.dtype;
   m->shape = a.dims;
+}
+
+void infer_randint(InSpan in, const Attrs& a, OutMeta* m) {
+  check_randint_range(a);
+  infer_random(in, a, m);
 }
 
 }  // namespace
@@ -86,9 +104,10 @@ void infer_random(InSpan, const Attrs& a, OutMeta* m) {
 void register_random_ops(OpDef* t) {
   // clang-format off
 #define DYN_RANDOM(n) set_kernel(t, OpId::n, infer_random, kernel_##n);
-  DYN_RANDOM(rand) DYN_RANDOM(randn) DYN_RANDOM(randint)
+  DYN_RANDOM(rand) DYN_RANDOM(randn)
 #undef DYN_RANDOM
-  // clang-format on
+      // clang-format on
+      set_kernel(t, OpId::randint, infer_randint, kernel_randint);
 }
 
 }  // namespace dyn

@@ -5,6 +5,7 @@
 
 #include <cassert>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -25,19 +26,45 @@ KernelFn g_float32_kernels[kNumOps];
 // That is what PyTorch's CPU kernels do for these types (they load, compute and reduce in float
 // and round on store), and it keeps one kernel per op: eager, a plan step and a replay all come
 // here, so compiled equals eager for these dtypes as for the others.
-void run_in_float32(KernelFn k, std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
+double round_to(DType t, double v) {
+  return t == DType::Float16 ? static_cast<float>(Half(static_cast<float>(v)))
+                             : static_cast<float>(BFloat16(static_cast<float>(v)));
+}
+
+void run_in_float32(OpId op, KernelFn k, std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
   bool reduced = false;
   for (const Tensor& t : in) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
   for (const Tensor& t : out) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
   if (!reduced) return k(in, a, out);
+  const OpClass cls = op_def(op).cls;
+  Attrs a32 = a;
+  // The dtype the operands meet in, which PyTorch rounds each of them to first: a Python float, a
+  // 0-dim float32 tensor or an int compared with a float16 tensor is a float16 value (h == 1.0001
+  // is true where h is 1).
+  DType meet = DType::Float32;
+  if (cls == OpClass::Binary)
+    meet = a.side == ScalarSide::None ? result_type(in) : promote_with_scalar(in[0].dtype(), a.scalar);
+  else if (cls == OpClass::Reduce && a.has_hi)  // sum(dtype=float16) rounds its input to float16
+    meet = a.dtype;
+  if (is_reduced_float(meet) && a.side != ScalarSide::None && a.scalar.kind == Scalar::Float)
+    a32.scalar.f = round_to(meet, a.scalar.f);
   std::vector<Tensor> in32, out32;
-  for (const Tensor& t : in)
-    in32.push_back(t.defined() && is_reduced_float(t.dtype()) ? kern::cast(t, DType::Float32) : t);
+  for (const Tensor& t : in) {
+    Tensor x = t;
+    if (x.defined() && is_reduced_float(meet) && x.dtype() != meet && x.dtype() != DType::Bool) x = kern::cast(x, meet);
+    in32.push_back(x.defined() && is_reduced_float(x.dtype()) ? kern::cast(x, DType::Float32) : x);
+  }
   for (const Tensor& t : out)
     out32.push_back(t.defined() && is_reduced_float(t.dtype()) ? Tensor::empty(t.shape(), DType::Float32) : t);
-  Attrs a32 = a;
   if (is_reduced_float(a32.dtype)) a32.dtype = DType::Float32;
   k(std::span<const Tensor>(in32.data(), in32.size()), a32, std::span<Tensor>(out32.data(), out32.size()));
+  if (op == OpId::rand && is_reduced_float(out[0].dtype())) {
+    // As PyTorch's: a uniform float16 (bfloat16) is k / 2^11 (2^8), which rounding cannot carry
+    // up to 1.0 as it could the float32 draw.
+    const float scale = out[0].dtype() == DType::Float16 ? 2048.0f : 256.0f;
+    float* p = out32[0].data<float>();
+    for (int64_t i = 0; i < out32[0].numel(); ++i) p[i] = std::floor(p[i] * scale) / scale;
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     if (!out[i].defined()) {
       // A data-dependent op (masked_select) allocates its own output, of its input's dtype.
@@ -53,7 +80,7 @@ void run_in_float32(KernelFn k, std::span<const Tensor> in, const Attrs& a, std:
 
 template <int I>
 void float32_adapter(std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
-  run_in_float32(g_float32_kernels[I], in, a, out);
+  run_in_float32(static_cast<OpId>(I), g_float32_kernels[I], in, a, out);
 }
 
 constexpr KernelFn kAdapters[] = {

@@ -129,7 +129,16 @@ from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile, mark_dynamic, maybe_mark_dynamic, mark_static, InvalidBackend, LiftMismatch  # noqa: E402,F401
 from . import autograd, cuda, amp, backends, compiler, linalg  # noqa: E402,F401
-from .amp import autocast  # noqa: E402,F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
+
+
+def is_autocast_cpu_enabled():
+    return is_autocast_enabled("cpu")
+
+
+def get_autocast_cpu_dtype():
+    return get_autocast_dtype("cpu")
+
 from .nn import Parameter as _Parameter  # noqa: E402,F401
 
 from . import utils, serialization  # noqa: E402,F401

@@ -3,10 +3,32 @@ can_cast), the limits of each dtype (finfo, iinfo) and the legacy typed construc
 (torch.IntTensor, ...). The dtypes themselves and their promotion table live in the engine
 (core/dtype.cpp); this module names them."""
 import builtins
+import functools
 import numbers
 
 import _dyn
 from _dyn import Tensor, promote_types
+
+
+REDUCED = (_dyn.float16, _dyn.bfloat16)
+
+
+def computes_in_float32(fn):
+    """fn(input, ...) for a float16 or bfloat16 input: run on the float32 values of input and of the
+    other tensors of its dtype, and each result rounded back once. Ops that dyn composes of several
+    (var, norm, normalize...) would otherwise round every step and overflow where PyTorch's kernels,
+    which accumulate in float32, do not (a float16 norm of [300, 300] is 424, not inf)."""
+    @functools.wraps(fn)
+    def wrapper(input, *args, **kwargs):
+        if not (isinstance(input, Tensor) and input.dtype in REDUCED):
+            return fn(input, *args, **kwargs)
+        d = input.dtype
+        up = lambda v: v.float() if isinstance(v, Tensor) and v.dtype == d else v  # noqa: E731
+        out = fn(input.float(), *[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
+        if isinstance(out, tuple):
+            return type(out)(o.to(d) if isinstance(o, Tensor) and o.dtype == _dyn.float32 else o for o in out)
+        return out.to(d) if isinstance(out, Tensor) and out.dtype == _dyn.float32 else out
+    return wrapper
 
 
 def _category(dtype):

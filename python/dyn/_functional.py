@@ -174,7 +174,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """Where each value would be inserted into the innermost rows of sorted_sequence to keep them
     sorted (the leftmost place, or the rightmost with right=True / side='right')."""
     if out_int32:
-        raise NotImplementedError("searchsorted(out_int32=True): dyn has no int32 dtype yet")
+        return searchsorted(sorted_sequence, input, right=right, side=side, sorter=sorter).to(_dyn.int32)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")

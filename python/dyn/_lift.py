@@ -191,7 +191,8 @@ _TENSOR_IMPURE = {"item", "tolist", "numpy", "backward", "register_hook", "retai
 # _dyn's functions that are ops (recorded into the graph; their non-tensor operands guarded). Every
 # other function of _dyn reads or changes state the graph does not hold (grad mode, the seed, the
 # capture itself) and keeps the body running.
-_DYN_OPS_PRIVATE = {"_cumsum", "_index_add", "_layer_norm", "_scatter", "_sort", "_as_subclass", "_check_device"}
+_DYN_OPS_PRIVATE = {"_cumsum", "_index_add", "_layer_norm", "_scatter", "_sort", "_as_subclass", "_check_device",
+                    "_matmul"}
 # (Grad mode and the default dtype may be read: the engine guards both.)
 _DYN_STATE = {"initial_seed", "manual_seed", "set_default_dtype", "set_num_threads", "sync", "get_num_threads",
               "set_printoptions", "seed", "blas_info"}
@@ -1116,6 +1117,10 @@ class Tracer:
         """The provenance of each item of v, for unpacking or iterating it all at once."""
         if isinstance(p, Gen):
             raise Refused("a generator expression consumed where its items cannot be followed")
+        if hasattr(type(v), "__next__"):
+            # map, zip, filter, an iterator: reading its items here would use them up before the
+            # body's own instruction runs (f(*map(g, xs)) would call f with no arguments)
+            raise Refused(f"unpacks a {type(v).__name__} iterator, whose items are used up by reading them")
         p = self.prov_of_container(v, p)
         if isinstance(v, _tensor_type()):
             if isinstance(p, Src):
@@ -1483,8 +1488,8 @@ class Tracer:
         k = 1 + has_kw
         callee, cp = stk[-1 - k], fr.stack[-1 - k]
         args_v, args_p = stk[-k], fr.stack[-k]
+        pos_p = self.items_of(args_p, args_v)  # refuses an iterator before anything reads it
         pos = list(args_v)
-        pos_p = self.items_of(args_p, args_v)
         kw, kw_p = {}, {}
         if has_kw:
             kw = dict(stk[-1])
@@ -2327,7 +2332,10 @@ def compare(got, want, path="the result"):
             return f"{type(got).__name__} for {path} where a tensor was expected"
         if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
             return f"{got.dtype}{list(got.shape)} for {path} where {want.dtype}{list(want.shape)} was expected"
-        a, b = got.detach().contiguous().numpy(), want.detach().contiguous().numpy()
+        a, b = (t.detach().contiguous() for t in (got, want))
+        if a.dtype == _dyn.bfloat16:  # numpy has none; the same bits as int16
+            a, b = a.view(_dyn.int16), b.view(_dyn.int16)
+        a, b = a.numpy(), b.numpy()
         if a.tobytes() != b.tobytes():
             return f"other values for {path}"
         if got.requires_grad != want.requires_grad:

@@ -12,6 +12,7 @@ import numbers
 import _dyn
 from _dyn import Tensor
 
+from ._dtypes import computes_in_float32
 from ._grad_mode import _GradMode
 
 _methods = {}  # name -> function: installed on dyn.Tensor by install()
@@ -52,7 +53,8 @@ def cumsum(input, dim, *, dtype=None):
     """Running sum along dim (integers and bools sum as int64)."""
     if dtype is not None:
         input = input.to(dtype)
-    return _dyn._cumsum(input, dim)
+    out = _dyn._cumsum(input, dim)  # integers sum in int64, kept in dtype= when it is given
+    return out.to(dtype) if dtype is not None and out.dtype != dtype else out
 
 
 @method
@@ -433,6 +435,7 @@ def _reduced_count(input, dim):
 
 
 @method
+@computes_in_float32
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(unbiased)
         dim, unbiased = None, dim
@@ -444,23 +447,27 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @method
+@computes_in_float32
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 @method
+@computes_in_float32
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction), (
         input.mean(dim, keepdim=keepdim) if dim is not None else input.mean())
 
 
 @method
+@computes_in_float32
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return v.sqrt(), m
 
 
 @method
+@computes_in_float32
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over dim (all elements when None); 'fro' is the 2-norm."""
     if dtype is not None:
@@ -493,6 +500,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of elements: a sequential product along one dim, as repeated multiplies."""
     if dtype is not None:
         input = input.to(dtype)
+    elif not input.dtype.is_floating_point and input.dtype != _dyn.int64:
+        input = input.to(_dyn.int64)  # integers multiply in int64, as PyTorch's
     if dim is None:
         return prod(input.flatten(), 0)
     d = _dim(dim, input.dim())
@@ -927,7 +936,8 @@ def data_ptr(self):
     """The address of the first element (0 for an empty tensor); a pending value is computed first."""
     if self.numel() == 0:
         return 0
-    return self.detach().numpy().__array_interface__["data"][0]
+    t = self.detach()
+    return (t.view(_dyn.int16) if t.dtype == _dyn.bfloat16 else t).numpy().__array_interface__["data"][0]
 
 
 @method(function=False)
@@ -988,8 +998,10 @@ def __array__(self, dtype=None):
     return a.astype(dtype) if dtype is not None else a
 
 
-def _rebuild(data, requires_grad):
+def _rebuild(data, requires_grad, bfloat16=False):
     t = _dyn.from_numpy(data)
+    if bfloat16:
+        t = t.view(_dyn.bfloat16)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -998,7 +1010,9 @@ def _rebuild(data, requires_grad):
 @method(function=False)
 def __reduce_ex__(self, protocol):
     """Pickles (and copy.copy) the values; a leaf keeps requires_grad, history is not kept."""
-    return (_rebuild, (self.detach().numpy().copy(), self.requires_grad and self.is_leaf))
+    t, bf = self.detach(), self.dtype == _dyn.bfloat16  # numpy has no bfloat16: its bits as int16
+    return (_rebuild, ((t.view(_dyn.int16) if bf else t).numpy().copy(), self.requires_grad and self.is_leaf) +
+            ((True,) if bf else ()))
 
 
 @method(function=False)

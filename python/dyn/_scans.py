@@ -27,6 +27,8 @@ def _dim(dim, ndim):
 def cumprod(input, dim, *, dtype=None):
     """The running product along dim."""
     x = input.to(dtype) if dtype is not None else input
+    if dtype is None and not x.dtype.is_floating_point:
+        x = x.to(_dyn.int64)  # integers multiply in int64, as PyTorch's
     if x.dim() == 0:
         return x.clone()
     d = _dim(dim, x.dim())

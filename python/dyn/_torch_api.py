@@ -253,11 +253,17 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _dyn.tensor(s, dtype=dtype or _dyn.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
+def _values(t):
+    """t's values as a numpy array (bfloat16, which numpy lacks, as float32: exactly)."""
+    t = t.detach()
+    return (t.float() if t.dtype == _dyn.bfloat16 else t).numpy()
+
+
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements (their number depends on the values: a graph break)."""
     import numpy as np
 
-    idx = np.nonzero(input.detach().numpy())
+    idx = np.nonzero(_values(input))
     if as_tuple:
         return tuple(_dyn.tensor(i.astype(np.int64), dtype=_dyn.int64) for i in idx)
     return _dyn.tensor(np.stack(idx, 1).astype(np.int64), dtype=_dyn.int64).view(-1, input.dim())
@@ -273,7 +279,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
     if dim is not None:
         raise NotImplementedError("unique(dim=...) is not supported by dyn; use unique() on a flattened tensor")
-    r = np.unique(input.detach().numpy(), return_inverse=return_inverse, return_counts=return_counts)
+    r = np.unique(_values(input), return_inverse=return_inverse, return_counts=return_counts)
     if not isinstance(r, tuple):
         return _dyn.tensor(r, dtype=input.dtype)
     out = [_dyn.tensor(r[0], dtype=input.dtype)]
@@ -285,6 +291,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def bincount(input, weights=None, minlength=0):
+    if input.dtype != _dyn.int64 and not input.dtype.is_floating_point:
+        input = input.long()  # the counts index with it
     n = builtins.max(builtins.int(input.max()) + 1 if input.numel() else 0, minlength)
     w = weights if weights is not None else _dyn.ones(input.shape[0], dtype=_dyn.int64)
     return _ops.index_add(_dyn.zeros(n, dtype=w.dtype), 0, input, w)
@@ -502,6 +510,10 @@ def is_inference_mode_enabled():
     return not _dyn.is_grad_enabled()
 
 
+_RANDOM_TOP = {"float16": 2 ** 11 + 1, "bfloat16": 2 ** 8 + 1, "float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1,
+               "bool": 2, "uint8": 2 ** 8, "int8": 2 ** 7, "int16": 2 ** 15, "int32": 2 ** 31, "int64": 2 ** 63 - 1}
+
+
 def _random_methods():
     """In-place random fills: Tensor.uniform_, normal_, bernoulli_, random_, exponential_."""
 
@@ -524,8 +536,8 @@ def _random_methods():
         return _fill(self, -(1.0 - u).log() / lambd)
 
     def random_(self, from_=0, to=None, *, generator=None):
-        if to is None:
-            from_, to = 0, from_ if from_ else 2 ** 24
+        if to is None:  # PyTorch's default range: every integer the dtype holds exactly
+            from_, to = 0, from_ if from_ else _RANDOM_TOP.get(str(self.dtype).split(".")[-1], 2 ** 24)
         return _fill(self, _dyn.randint(from_, to, tuple(self.shape), generator=generator).to(self.dtype))
 
     def multinomial_m(self, num_samples, replacement=False, *, generator=None):

@@ -4,6 +4,7 @@ not use yet: they raise NotImplementedError saying so."""
 import math
 
 import dyn
+from ._dtypes import computes_in_float32
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "cross", "vecdot", "matmul", "multi_dot", "diagonal"]
 
@@ -14,6 +15,7 @@ def _dims(dim, ndim):
     return tuple(d % max(ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim))
 
 
+@computes_in_float32
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ord-norm of x over dim (all elements when None), as torch.linalg.vector_norm."""
     if not x.dtype.is_floating_point:

@@ -30,22 +30,35 @@ DEFAULT_PROTOCOL = 2
 # a Parameter wraps it in torch._utils._rebuild_parameter(tensor, requires_grad, OrderedDict()),
 # and a storage is the persistent id ('storage', torch.FloatStorage, key, 'cpu', numel).
 
-# One row per dtype dyn has: dyn dtype, PyTorch storage class, PyTorch dtype name, numpy dtype.
+# One row per dtype dyn has: dyn dtype, PyTorch storage class, PyTorch dtype name, numpy dtype of
+# its bytes (bfloat16, which numpy lacks, is read and written as int16 through Tensor.view).
 _DTYPES = (
     (dyn.float32, "FloatStorage", "float32", np.dtype(np.float32)),
     (dyn.float64, "DoubleStorage", "float64", np.dtype(np.float64)),
+    (dyn.float16, "HalfStorage", "float16", np.dtype(np.float16)),
+    (dyn.bfloat16, "BFloat16Storage", "bfloat16", np.dtype(np.int16)),
     (dyn.int64, "LongStorage", "int64", np.dtype(np.int64)),
+    (dyn.int32, "IntStorage", "int32", np.dtype(np.int32)),
+    (dyn.int16, "ShortStorage", "int16", np.dtype(np.int16)),
+    (dyn.int8, "CharStorage", "int8", np.dtype(np.int8)),
+    (dyn.uint8, "ByteStorage", "uint8", np.dtype(np.uint8)),
     (dyn.bool, "BoolStorage", "bool", np.dtype(np.bool_)),
 )
 # PyTorch storage classes of dtypes dyn lacks, for the error that names the dtype.
 _OTHER_STORAGES = {
-    "HalfStorage": "float16", "BFloat16Storage": "bfloat16", "IntStorage": "int32", "ShortStorage": "int16",
-    "CharStorage": "int8", "ByteStorage": "uint8", "ComplexFloatStorage": "complex64",
-    "ComplexDoubleStorage": "complex128", "UntypedStorage": "untyped bytes", "QInt8Storage": "qint8",
-    "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "QUInt4x2Storage": "quint4x2",
+    "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "UntypedStorage": "untyped bytes",
+    "QInt8Storage": "qint8", "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "QUInt4x2Storage": "quint4x2",
     "QUInt2x4Storage": "quint2x4",
 }
-_SUPPORTED = "float32, float64, int64 and bool"
+_SUPPORTED = "bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 and float64"
+
+
+def _numpy_of(t):
+    """t's memory as a numpy array (bfloat16 as int16: its bytes)."""
+    t = t.detach()
+    return (t.view(dyn.int16) if t.dtype == dyn.bfloat16 else t).numpy()
+
+
 _ALIGNMENT = 64
 
 
@@ -133,7 +146,7 @@ class _Storages:
 
     def place(self, t):
         """(record, storage_offset, stride) to save tensor t with."""
-        a = t.detach().numpy()
+        a = _numpy_of(t)
         shape, stride, offset = tuple(t.shape), tuple(t.stride()), t.storage_offset()
         if a.size == 0 or min(stride, default=0) < 0:
             copy = None if self.measure else _SavedStorage(t.dtype, np.ascontiguousarray(a))
@@ -320,7 +333,7 @@ class _LoadedStorage:
                 f"invalid tensor in file: sizes {list(size)}, strides {list(stride)}, storage offset {offset}"
             )
         if 0 in size:
-            return dyn.from_numpy(np.empty(size, self.array.dtype))
+            return self._as_dtype(dyn.from_numpy(np.empty(size, self.array.dtype)))
         need = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
         if need > self.array.size:
             raise RuntimeError(
@@ -333,7 +346,11 @@ class _LoadedStorage:
         # from_numpy of an array that views a dyn tensor's memory gives a view of that tensor's
         # storage, so the tensors of one storage share it after loading as they did when saved.
         whole = self._whole.numpy()
-        return dyn.from_numpy(np.lib.stride_tricks.as_strided(whole[offset:], size, [s * isz for s in stride]))
+        return self._as_dtype(
+            dyn.from_numpy(np.lib.stride_tricks.as_strided(whole[offset:], size, [s * isz for s in stride])))
+
+    def _as_dtype(self, t):
+        return t.view(self.dtype) if self.dtype == dyn.bfloat16 else t
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
@@ -384,8 +401,7 @@ _SAFE_GLOBALS.update({f"torch.{storage}": _StorageType(storage, dt, npdt) for dt
 _SAFE_GLOBALS.update({f"torch.{name}": dt for dt, _, name, _ in _DTYPES})
 _SAFE_GLOBALS.update({f"torch.{storage}": _StorageType(storage) for storage in _OTHER_STORAGES})
 _TORCH_DTYPE_NAMES = {
-    "float16", "half", "bfloat16", "int32", "int", "int16", "short", "int8", "uint8", "uint16", "uint32", "uint64",
-    "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+    "uint16", "uint32", "uint64", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
 }
 
 

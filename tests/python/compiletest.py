@@ -43,7 +43,7 @@ def flatten(obj, prefix="out"):
 
 
 def describe(t):
-    return f"{t.dtype} {tuple(t.shape)} {t.detach().numpy()!r}"
+    return f"{t.dtype} {tuple(t.shape)} {t.detach().tolist()!r}"
 
 
 def assert_same(tc, want, got, msg=""):

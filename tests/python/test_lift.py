@@ -202,6 +202,21 @@ class TestStaysOnTier1(Base):
         self.assertTrue(ev["file"].endswith("test_lift.py"))
         self.assertEqual(ev["line"], f.__code__.co_firstlineno + 1)
 
+    def test_star_args_from_an_iterator_are_not_used_up(self):
+        # The analysis would have read map's items before the call did: f then got no arguments.
+        def g(*ts):
+            return sum(ts)
+
+        def f(x, y):
+            return g(*map(lambda t: t * 2, (x, y)))
+
+        y = X + 1
+        cf = dyn.compile(f, lift=True)
+        for _ in range(3):
+            self.assertTrue(same(cf(X, y), f(X, y)))
+        reason, _ = self.reason(f, X, y)
+        self.assertIn("map iterator", reason)
+
     def test_store_to_outside_object(self):
         class C:
             n = 0

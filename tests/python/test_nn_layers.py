@@ -802,8 +802,9 @@ class TestModuleAPI(unittest.TestCase):
         self.assertIs(m.cpu(), m)
         with self.assertRaisesRegex(RuntimeError, "CPU only"):
             m.to("cuda")
-        with self.assertRaisesRegex(RuntimeError, "no float16"):
-            m.half()
+        self.assertTrue(all(p.dtype == dyn.float16 for p in m.half().parameters()))
+        self.assertTrue(all(p.dtype == dyn.bfloat16 for p in m.bfloat16().parameters()))
+        m.float()
         with self.assertRaisesRegex(TypeError, "floating point"):
             m.to(dyn.int64)
         c = copy.deepcopy(m)

@@ -346,12 +346,37 @@ class TestPyTorchFiles(unittest.TestCase):
         self.assertEqual(load(f).tolist(), [1.5, -2.0])
 
     def test_unsupported_dtype_is_named(self):
-        f = torch_file(op_tensor(op_storage("HalfStorage", "0", 1), 0, (1,), (1,)), {"0": b"\x00\x3c"})
-        with self.assertRaisesRegex(RuntimeError, r"torch.float16 tensor \(storage torch.HalfStorage\).*float32, float64, int64 and bool"):
+        f = torch_file(op_tensor(op_storage("ComplexFloatStorage", "0", 1), 0, (1,), (1,)), {"0": bytes(8)})
+        with self.assertRaisesRegex(RuntimeError, r"torch.complex64 tensor \(storage torch.ComplexFloatStorage\).*"
+                                                  r"int32, int64, float16, bfloat16, float32 and float64"):
             load(f)
-        f = torch_file(op_global("torch", "bfloat16"), {})
-        with self.assertRaisesRegex(RuntimeError, "dtype torch.bfloat16"):
+        f = torch_file(op_global("torch", "uint16"), {})
+        with self.assertRaisesRegex(RuntimeError, "dtype torch.uint16"):
             load(f)
+
+    def test_every_dtype_as_pytorch_writes_it(self):
+        # float16 1.0 is 0x3c00 and bfloat16 1.0 is 0x3f80, little-endian in the record
+        for storage, data, dtype in (("HalfStorage", b"\x00\x3c", dyn.float16), ("BFloat16Storage", b"\x80\x3f", dyn.bfloat16),
+                                     ("IntStorage", b"\x07\x00\x00\x00", dyn.int32), ("ByteStorage", b"\xff", dyn.uint8),
+                                     ("CharStorage", b"\xff", dyn.int8), ("ShortStorage", b"\x07\x00", dyn.int16)):
+            with self.subTest(storage=storage):
+                t = load(torch_file(op_tensor(op_storage(storage, "0", 1), 0, (1,), (1,)), {"0": data}))
+                self.assertEqual(t.dtype, dtype)
+                self.assertEqual(t.item(), {"HalfStorage": 1.0, "BFloat16Storage": 1.0, "IntStorage": 7, "ByteStorage": 255,
+                                            "CharStorage": -1, "ShortStorage": 7}[storage])
+
+    def test_every_dtype_round_trips(self):
+        import io
+        for d in (dyn.float16, dyn.bfloat16, dyn.int32, dyn.int16, dyn.int8, dyn.uint8):
+            with self.subTest(dtype=d):
+                t = dyn.tensor([[1.5, -2.0], [3.0, 0.25]]).to(d)
+                buf = io.BytesIO()
+                dyn.save({"t": t, "v": t[:, 1]}, buf)
+                buf.seek(0)
+                back = dyn.load(buf)
+                self.assertEqual(back["t"].dtype, d)
+                self.assertEqual(back["t"].tolist(), t.tolist())
+                self.assertEqual(back["v"].tolist(), t[:, 1].tolist())
 
     def test_out_of_bounds_view_is_refused(self):
         f = torch_file(op_tensor(op_storage("FloatStorage", "0", 2), 1, (4,), (1,)), {"0": bytes(8)})

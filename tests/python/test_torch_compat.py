@@ -579,30 +579,55 @@ class TestGradModes(unittest.TestCase):
 
 
 class TestAmp(unittest.TestCase):
-    def test_autocast_warns_once_and_keeps_float32(self):
-        dyn.amp._warned.clear()  # the warning is once per process; other tests may have used autocast
+    def test_autocast_cpu_computes_products_in_its_dtype(self):
         a, b = randt(3, 4, seed=1), randt(4, 2, seed=2)
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            with torch.amp.autocast("cpu", dtype=torch.bfloat16):
-                y = a @ b
-            with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
-                z = (a @ b).relu()
-        msgs = [str(x.message) for x in w]
-        self.assertEqual(len(msgs), 1, msgs)
-        self.assertIn("no effect", msgs[0])
-        self.assertEqual((y.dtype, z.dtype), (torch.float32, torch.float32))
-        assert_same(self, a @ b, y, "autocast changes nothing")
+        lin = torch.nn.Linear(4, 2)
+        with torch.amp.autocast("cpu", dtype=torch.bfloat16):
+            y = a @ b
+            z = (a @ b).relu() + 1.0
+            h = lin(a)
+            self.assertTrue(torch.is_autocast_enabled("cpu"))
+            self.assertEqual(torch.get_autocast_dtype("cpu"), torch.bfloat16)
+            with torch.autocast("cpu", enabled=False):
+                self.assertEqual((a @ b).dtype, torch.float32)
+            self.assertEqual((a.double() @ b.double()).dtype, torch.float64)  # float32 only is cast
+        self.assertFalse(torch.is_autocast_enabled("cpu"))
+        self.assertEqual((y.dtype, z.dtype, h.dtype), (torch.bfloat16, torch.bfloat16, torch.bfloat16))
+        assert_same(self, a.bfloat16() @ b.bfloat16(), y, "the product of the rounded operands")
+        # linear: operands rounded to bfloat16, the bias added in float32, one rounding (PyTorch's addmm)
+        want = (a.bfloat16().float() @ lin.weight.bfloat16().float().t() + lin.bias.bfloat16().float()).bfloat16()
+        assert_same(self, want, h, "linear under autocast")
+        self.assertEqual((a @ b).dtype, torch.float32)
 
-        @torch.autocast("cpu")
+        @torch.autocast("cpu", dtype=torch.float16)
         def f(x):
-            return x * 2.0
+            return x @ x.t(), x * 2.0
 
-        self.assertEqual(f(a).dtype, torch.float32)
-        with torch.cuda.amp.autocast():
-            self.assertEqual((a + 1).dtype, torch.float32)
+        p, q = f(a)
+        self.assertEqual((p.dtype, q.dtype), (torch.float16, torch.float32))
         with self.assertRaises(RuntimeError):
             torch.amp.autocast("tpu")
+
+    def test_autocast_cuda_warns_and_does_nothing(self):
+        dyn.amp._warned.clear()  # the warning is once per process; other tests may have used autocast
+        a = randt(3, 4, seed=1)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with torch.cuda.amp.autocast():
+                self.assertEqual((a @ a.t()).dtype, torch.float32)
+        self.assertIn("CUDA is not available", str(w[0].message))
+
+    def test_autocast_is_guarded_in_compiled_functions(self):
+        a = randt(3, 4, seed=1)
+        g = torch.compile(lambda x: x @ x.t())
+        outs = [g(a)]
+        with torch.autocast("cpu"):
+            outs.append(g(a))
+        outs.append(g(a))
+        self.assertEqual([o.dtype for o in outs], [torch.float32, torch.bfloat16, torch.float32])
+        (why,) = dyn.debug.events("recompile", g)
+        self.assertEqual(why["failures"][0]["what"], "autocast")
+        self.assertEqual((why["failures"][0]["expected"], why["failures"][0]["actual"]), ("off", "bfloat16"))
 
     def test_grad_scaler_passes_through(self):
         def train(use_scaler):

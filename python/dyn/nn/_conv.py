@@ -6,6 +6,7 @@ columns [N, C, kh*kw, Ho*Wo]. Row c*kh*kw + i*kw + j of the columns then meets w
 in one (grouped, batched) matmul. Every step is an ordinary op, so autograd, tracing and
 compilation need nothing special, and eager and compiled results are bitwise equal.
 """
+import _dyn
 import dyn
 
 from ._util import check_tensor, ntuple
@@ -164,6 +165,10 @@ def _check_conv_args(fn, spatial, input, weight, bias, weight_layout):
 
 
 def _conv(fn, spatial, input, weight, bias, stride, padding, dilation, groups):
+    ac = _dyn.autocast_dtype()
+    if ac is not None:  # torch.autocast: the convolutions are on its lower-precision list
+        input, weight, bias = (t.to(ac) if isinstance(t, dyn.Tensor) and t.dtype == dyn.float32 else t
+                               for t in (input, weight, bias))
     _check_conv_args(fn, spatial, input, weight, bias, "[out_channels, in_channels / groups, kernel]")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
@@ -231,6 +236,10 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
 
 
 def _conv_transpose(fn, spatial, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    ac = _dyn.autocast_dtype()
+    if ac is not None:  # torch.autocast: the transposed convolutions are on its list too
+        input, weight, bias = (t.to(ac) if isinstance(t, dyn.Tensor) and t.dtype == dyn.float32 else t
+                               for t in (input, weight, bias))
     _check_conv_args(fn, spatial, input, weight, bias, "[in_channels, out_channels / groups, kernel]")
     unbatched = input.ndim == spatial + 1
     x = input.unsqueeze(0) if unbatched else input

@@ -1,4 +1,5 @@
 """linear, embedding and one_hot of dyn.nn.functional."""
+import _dyn
 import dyn
 
 from ._util import check_tensor, tracing
@@ -8,15 +9,21 @@ def linear(input, weight, bias=None):
     check_tensor("linear", "input", input)
     check_tensor("linear", "weight", weight)
     check_tensor("linear", "bias", bias, optional=True)
+    ac = _dyn.autocast_dtype()
+    if ac is not None:  # torch.autocast: linear is on its lower-precision list
+        input, weight, bias = (t.to(ac) if t is not None and t.dtype == dyn.float32 else t for t in (input, weight, bias))
     half = input.dtype in _REDUCED and bias is not None and bias.dtype == input.dtype == weight.dtype
     if half:
         # PyTorch adds the bias inside its float32 accumulation (addmm) and rounds once: a float16
         # product rounded before the bias is added would differ in the last bit.
         dtype, input, weight, bias = input.dtype, input.float(), weight.float(), bias.float()
+    if half:  # its own float32 product: autocast would round the operands back to 16 bits
+        out = _dyn._matmul(input, weight.t() if weight.ndim == 2 else weight) + bias
+        return out.to(dtype)
     out = input @ weight.t() if weight.ndim == 2 else input @ weight
     if bias is not None:
         out = out + bias
-    return out.to(dtype) if half else out
+    return out
 
 
 _REDUCED = (dyn.float16, dyn.bfloat16)

@@ -37,9 +37,17 @@ def _classes_last(fn, input, target):
 
 
 def _check_index_target(fn, target):
+    """The class indices as int64: PyTorch takes Long or Byte targets."""
+    if target.dtype == dyn.uint8:
+        return target.long()
     if target.dtype != dyn.int64:
-        raise RuntimeError(f"{fn}: expected target of class indices with dtype dyn.int64, got {target.dtype}; "
-                           "convert it with target.long()")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_LEGACY.get(target.dtype, target.dtype)}"
+                           f" ({fn}: convert it with target.long())")
+    return target
+
+
+_LEGACY = {dyn.int32: "Int", dyn.int16: "Short", dyn.int8: "Char", dyn.float32: "Float", dyn.float64: "Double",
+           dyn.float16: "Half", dyn.bfloat16: "BFloat16", dyn.bool: "Bool"}
 
 
 def _picked_nll(fn, input, target, weight, ignore_index):
@@ -76,7 +84,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     check_tensor("nll_loss", "input", input)
     check_tensor("nll_loss", "target", target)
     check_tensor("nll_loss", "weight", weight, optional=True)
-    _check_index_target("nll_loss", target)
+    target = _check_index_target("nll_loss", target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     loss, w, shape = _picked_nll("nll_loss", input, target, weight, ignore_index)
     return _reduce_weighted(loss, w, shape, reduction)
@@ -106,7 +114,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             target = target * (1.0 - label_smoothing) + label_smoothing / c
         terms = logp * target if weight is None else logp * target * weight.reshape(wshape)
         return reduce_loss(-terms.sum(class_dim), reduction)  # 'mean' averages over the elements, not weights
-    _check_index_target("cross_entropy", target)
+    target = _check_index_target("cross_entropy", target)
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll

@@ -2,6 +2,7 @@
 import _dyn
 import dyn
 
+from .._dtypes import computes_in_float32
 from ._util import check_tensor
 
 
@@ -34,8 +35,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     dims = tuple(range(-len(tuple(normalized_shape)), 0))
-    if eps is None:
-        eps = 1.1920928955078125e-07 if input.dtype == dyn.float32 else 2.220446049250313e-16
+    if eps is None:  # the eps of the dtype the sums run in: float32 for float16 and bfloat16
+        eps = dyn.finfo(dyn.float64 if input.dtype == dyn.float64 else dyn.float32).eps
+    if input.dtype in (dyn.float16, dyn.bfloat16):
+        w = weight.float() if weight is not None and weight.dtype == input.dtype else weight
+        return rms_norm(input.float(), normalized_shape, w, eps).to(input.dtype)
     out = input * (input * input).mean(dim=dims, keepdim=True).add(eps).rsqrt()
     if weight is not None:
         out = out * weight
@@ -117,6 +121,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+@computes_in_float32
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p along dim, eps)."""
     check_tensor("normalize", "input", input)

@@ -141,7 +141,76 @@ def cases(torch):
     rec("inplace_half_float", lambda: torch.tensor([1, 2], dtype=torch.float16).add_(torch.tensor([0.1, 0.2])))
     rec("mixed_matmul", lambda: torch.ones(2, 2, dtype=torch.int32) @ torch.ones(2, 2))
     rec("bool_neg", lambda: -torch.tensor([True]))
+
+    # Ops made of several steps keep float32 between them, as PyTorch's kernels do.
+    h300 = lambda: torch.tensor([300.0, 300.0], dtype=torch.float16)  # noqa: E731
+    rec("norm_half", lambda: h300().norm())
+    rec("vector_norm_half", lambda: torch.linalg.vector_norm(h300()))
+    rec("var_half", lambda: torch.tensor([-200.0, 200, 0, 0], dtype=torch.float16).var())
+    rec("std_half", lambda: torch.tensor([-200.0, 200, 0, 0], dtype=torch.bfloat16).std())
+    rec("normalize_half", lambda: torch.nn.functional.normalize(h300()[None]))
+    rec("rms_norm_eps_half", lambda: torch.nn.functional.rms_norm(torch.tensor([1e-3, 1e-3], dtype=torch.float16), (2,)))
+    rec("clip_grad_norm_half", lambda: _clip(torch, torch.float16))
+    rec("clip_grad_norm_generator", lambda: _clip(torch, torch.float32))
+    # Operands meet in the 16-bit dtype: a Python float or a 0-dim float32 tensor is rounded to it.
+    h = lambda: torch.tensor([1.0, -2.0], dtype=torch.float16)  # noqa: E731
+    rec("scalar_eq_half", lambda: h() == 1.0001)
+    rec("scalar_add_half", lambda: h() + 5.1)
+    rec("zero_dim_eq_half", lambda: h() == torch.tensor(1.0001))
+    rec("scalar_eq_bf16", lambda: torch.tensor([1.0], dtype=torch.bfloat16) == 1.001)
+    rec("int_eq_zero_dim_half", lambda: torch.tensor([2049], dtype=torch.int32) == torch.tensor(2048.0, dtype=torch.float16))
+    rec("sub_alpha_half", lambda: torch.tensor([7.699], dtype=torch.float16).sub(torch.tensor([1.0996], dtype=torch.float16), alpha=0.3001))
+    rec("sum_dtype_half_of_float", lambda: torch.tensor([0.1] * 3).sum(dtype=torch.float16))
+    # Integers: bounds saturate, products and cumulative products in int64, cumsum keeps dtype=.
+    rec("clamp_uint8_bounds", lambda: torch.tensor([0, 1, 2], dtype=torch.uint8).clamp(-1, 3))
+    rec("clamp_int8_bounds", lambda: torch.tensor([100, -100, 5], dtype=torch.int8).clamp(max=200))
+    rec("prod_int8", lambda: torch.tensor([100, 100, 100], dtype=torch.int8).prod())
+    rec("cumprod_int8", lambda: torch.tensor([100, 100, 100], dtype=torch.int8).cumprod(0))
+    rec("cumsum_dtype_uint8", lambda: torch.tensor([100, 100, 100], dtype=torch.int8).cumsum(0, dtype=torch.uint8))
+    # Values that do not fit, and the ranges of random numbers.
+    rec("overflow_tensor_int8", lambda: torch.tensor(300, dtype=torch.int8))
+    rec("overflow_list_uint8", lambda: torch.tensor([1, 300], dtype=torch.uint8))
+    rec("negative_uint8", lambda: torch.tensor([-1], dtype=torch.uint8))
+    rec("overflow_int32", lambda: torch.tensor([1e10], dtype=torch.int32))
+    rec("overflow_fill_int8", lambda: torch.zeros(2, dtype=torch.int8).fill_(300))
+    rec("overflow_masked_fill", lambda: torch.zeros(2, dtype=torch.int8).masked_fill(torch.tensor([True, False]), 300))
+    rec("overflow_add_wraps", lambda: torch.zeros(2, dtype=torch.int8) + 300)
+    rec("full_half_inf", lambda: torch.full((1,), 70000.0, dtype=torch.float16))
+    rec("randint_range_uint8", lambda: torch.randint(0, 300, (2,), dtype=torch.uint8))
+    rec("rand_half_below_one", lambda: (bool((torch.rand(20000, dtype=torch.float16) < 1).all()),
+                                        bool((torch.rand(20000, dtype=torch.bfloat16) < 1).all())))
+    rec("random_ranges", lambda: (bool((torch.empty(2000, dtype=torch.int8).random_() >= 0).all()),
+                                  float(torch.empty(2000, dtype=torch.float16).random_().max()) <= 2048))
+    # Functions that took int64 or numpy only.
+    rec("bincount_uint8", lambda: torch.bincount(torch.tensor([1, 1, 3], dtype=torch.uint8)))
+    rec("searchsorted_int32", lambda: torch.searchsorted(torch.tensor([1, 3]), torch.tensor([2, 4]), out_int32=True))
+    rec("cross_entropy_uint8", lambda: torch.nn.functional.cross_entropy(torch.tensor([[0.5, 1.5]]),
+                                                                        torch.tensor([1], dtype=torch.uint8)))
+    rec("cross_entropy_int32", lambda: torch.nn.functional.cross_entropy(torch.tensor([[0.5, 1.5]]),
+                                                                        torch.tensor([1], dtype=torch.int32)))
+    rec("nonzero_bf16", lambda: torch.tensor([0.0, 1.5, 0.0, 2.0], dtype=torch.bfloat16).nonzero())
+    rec("unique_bf16", lambda: torch.unique(torch.tensor([2.0, 1.5, 2.0], dtype=torch.bfloat16)))
+    rec("view_dtype", lambda: torch.tensor([1.0, -2.0], dtype=torch.bfloat16).view(torch.int16))
+    rec("view_dtype_half", lambda: torch.tensor([15360, -16384], dtype=torch.int16).view(torch.float16))
+    rec("autocast", lambda: _autocast(torch))
     return r
+
+
+def _clip(torch, dtype):
+    p = torch.nn.Parameter(torch.zeros(2, dtype=dtype))
+    p.grad = torch.tensor([300.0, 300.0], dtype=dtype)
+    total = torch.nn.utils.clip_grad_norm_((q for q in [p]), 1.0)  # a generator, as model.parameters()
+    return total, p.grad
+
+
+def _autocast(torch):
+    a = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
+    lin = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[1.1, -0.7], [0.3, 2.9]]))
+        lin.bias.copy_(torch.tensor([0.01, -0.02]))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return a @ a, lin(a), (a @ a).float() + 1, torch.mm(a, a.t()), a.double() @ a.double()
 
 
 def _set(t, i, v):

@@ -505,12 +505,10 @@ class Module:
         return self.to(dyn.float64)
 
     def half(self):
-        raise RuntimeError("Module.half(): dyn has no float16 dtype; keep the model in float32 (.float()) or "
-                           "float64 (.double())")
+        return self.to(dyn.float16)
 
     def bfloat16(self):
-        raise RuntimeError("Module.bfloat16(): dyn has no bfloat16 dtype; keep the model in float32 (.float()) or "
-                           "float64 (.double())")
+        return self.to(dyn.bfloat16)
 
     def cpu(self):
         return self

@@ -23,6 +23,11 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return dyn.tensor(0.0)
+    # float16 and bfloat16 gradients are summed in float32 (as PyTorch's vector_norm does), so
+    # squares of a few hundred do not overflow; the norm comes back in their dtype.
+    dtype = tensors[0].dtype
+    if dtype in (dyn.float16, dyn.bfloat16):
+        return get_total_norm([t.float() for t in tensors], norm_type, error_if_nonfinite).to(dtype)
     with dyn.no_grad():
         if norm_type == math.inf:
             norms = [t.detach().abs().amax() for t in tensors]
@@ -54,6 +59,8 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Rescales the gradients in place so that their total norm is at most max_norm; returns the total norm
     (before clipping) as a tensor."""
+    # A generator (model.parameters()) is read once: its list serves both steps.
+    parameters = [parameters] if isinstance(parameters, dyn.Tensor) else list(parameters)
     grads = _grads(parameters)
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
