@@ -223,21 +223,16 @@ IndexPlan plan_index(const Tensor& self, PyObject* index) {
   IndexPlan p;
   // A bool mask covering the tensor selects its elements (a data-dependent shape). A uint8 one
   // still does in PyTorch, with a deprecation warning.
-  if (items.size() == 1 && is_tensor(items[0]) && unwrap(items[0]).dtype() == DType::UInt8) {
-    if (PyErr_WarnEx(PyExc_UserWarning,
-                     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
-                     1) < 0)
-      throw PythonErrorSet{};
-    Tensor m = ops::to_dtype(unwrap(items[0]), DType::Bool);
-    DYN_CHECK(m.shape() == self.shape(), ErrorKind::Index,
-              "The shape of the mask {} does not match the shape of the indexed tensor {}", dims_str(m.shape()),
-              dims_str(self.shape()));
-    p.mask = m;
-    p.view = self;
-    return p;
-  }
-  if (items.size() == 1 && (is_tensor(items[0])) && unwrap(items[0]).dtype() == DType::Bool) {
-    const Tensor& m = unwrap(items[0]);
+  if (items.size() == 1 && is_tensor(items[0]) &&
+      (unwrap(items[0]).dtype() == DType::Bool || unwrap(items[0]).dtype() == DType::UInt8)) {
+    Tensor m = unwrap(items[0]);
+    if (m.dtype() == DType::UInt8) {
+      if (PyErr_WarnEx(PyExc_UserWarning,
+                       "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                       1) < 0)
+        throw PythonErrorSet{};
+      m = ops::to_dtype(m, DType::Bool);
+    }
     DYN_CHECK(m.shape() == self.shape(), ErrorKind::Index,
               "The shape of the mask {} does not match the shape of the indexed tensor {}", dims_str(m.shape()),
               dims_str(self.shape()));

@@ -42,6 +42,7 @@ complex128 = cdouble = _UnsupportedDType("complex128", "a real dtype")
 from . import _ops  # noqa: E402
 from . import _functional  # noqa: E402  (registers its methods with _ops before install)
 from . import _scans  # noqa: E402,F401  (cumprod, cummax, cummin: methods registered the same way)
+from . import _statistics, _pointwise  # noqa: E402,F401  (var, norm, ...; square, lerp, ...: the same way)
 from ._torch_api import *  # noqa: E402,F401,F403
 from ._dtypes import *  # noqa: E402,F401,F403
 from ._torch_api import device, CPU as _CPU  # noqa: E402

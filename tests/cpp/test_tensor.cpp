@@ -1,8 +1,11 @@
 // Storage, views, strides, broadcasting and type promotion.
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
-#include "core/error.h"
+#include <bit>
+
 #include "core/api/api.h"
+#include "core/error.h"
 
 using namespace dyn;
 
@@ -90,4 +93,43 @@ TEST(Views, ExpandHasZeroStrideAndInPlaceOnItIsRejected) {
   Tensor e = ops::expand(a, Dims{3, 4});
   EXPECT_EQ(e.strides()[1], 0);
   EXPECT_THROW(ops::binary_(OpId::add, e, Scalar::from_int(1)), Error);
+}
+
+// The software float16 conversion against the F16C instructions PyTorch uses on x86: every 97th
+// float (all exponents, both signs, NaN payloads, subnormals, the rounding ties), then every half.
+__attribute__((target("f16c"))) uint16_t f16c_from(float f) {
+  return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+__attribute__((target("f16c"))) float f16c_to(uint16_t h) { return _cvtsh_ss(h); }
+
+TEST(Half, ConvertsAsF16C) {
+  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "no F16C on this processor";
+  int bad = 0;
+  for (uint64_t i = 0; i < (uint64_t{1} << 32); i += 97) {
+    float f = std::bit_cast<float>(static_cast<uint32_t>(i));
+    bad += Half(f).bits != f16c_from(f);
+  }
+  for (uint32_t h = 0; h < 65536; ++h) {
+    Half x;
+    x.bits = static_cast<uint16_t>(h);
+    bad += std::bit_cast<uint32_t>(static_cast<float>(x)) != std::bit_cast<uint32_t>(f16c_to(x.bits));
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(Half, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(BFloat16(1.0f).bits, 0x3F80);
+  EXPECT_EQ(BFloat16(std::bit_cast<float>(0x3F808000u)).bits, 0x3F80);  // a tie: to the even one
+  EXPECT_EQ(BFloat16(std::bit_cast<float>(0x3F818000u)).bits, 0x3F82);  // a tie: up to the even one
+  EXPECT_EQ(BFloat16(std::bit_cast<float>(0xFFC12345u)).bits, 0x7FC0);  // every NaN, as c10's
+  EXPECT_EQ(static_cast<float>(BFloat16(3.0f)), 3.0f);
+}
+
+TEST(DType, PromotionTable) {
+  EXPECT_EQ(promote_types(DType::UInt8, DType::Int8), DType::Int16);
+  EXPECT_EQ(promote_types(DType::Float16, DType::BFloat16), DType::Float32);
+  EXPECT_EQ(promote_types(DType::Int32, DType::Float16), DType::Float16);
+  EXPECT_EQ(promote_types(DType::Bool, DType::UInt8), DType::UInt8);
+  EXPECT_EQ(promote_types(DType::Int16, DType::Int64), DType::Int64);
+  EXPECT_EQ(promote_types(DType::BFloat16, DType::Float64), DType::Float64);
 }

@@ -246,7 +246,11 @@ class TestCollate(unittest.TestCase):
         out = D.default_collate([np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)])
         self.assertEqual((out.dtype, out.tolist()), (dyn.float32, [[1.0, 2.0], [3.0, 4.0]]))
         out = D.default_collate([np.array([1, 2], np.int32), np.array([3, 4], np.int32)])
-        self.assertEqual((out.dtype, out.tolist()), (dyn.int64, [[1, 2], [3, 4]]))  # dyn has no int32
+        self.assertEqual((out.dtype, out.tolist()), (dyn.int32, [[1, 2], [3, 4]]))  # PyTorch keeps the dtype
+        out = D.default_collate([np.array([1, 255], np.uint8), np.float16(1.5) * np.ones(2, np.float16)])
+        self.assertEqual((out.dtype, out.tolist()), (dyn.float16, [[1.0, 255.0], [1.5, 1.5]]))
+        out = D.default_collate([np.array([7], np.uint8)] * 2)
+        self.assertEqual(out.dtype, dyn.uint8)
         out = D.default_collate([np.float64(0.5), np.float64(1.5)])
         self.assertEqual((out.dtype, out.tolist()), (dyn.float64, [0.5, 1.5]))
         with self.assertRaisesRegex(TypeError, "default_collate: batch must contain tensors, numpy arrays, numbers"):

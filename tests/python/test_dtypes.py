@@ -2,7 +2,6 @@
 torch_reference/record.py from the calls of dtype_cases.py): creation, reprs, promotion, integer
 wrap-around, casts, the 16-bit floats' math, reductions and errors; then compiled equal to eager,
 bit for bit, for each dtype."""
-import json
 import os
 import sys
 import unittest
@@ -14,10 +13,9 @@ from compiletest import same_bits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
-from dtype_cases import ALL, FLOATS, INTS, cases, encode  # noqa: E402
+from dtype_cases import FLOATS, INTS, cases, encode  # noqa: E402
+from reference import assert_as_recorded  # noqa: E402
 
-with open(os.path.join(HERE, "torch_reference", "dtypes.json")) as _f:
-    REFERENCE = json.load(_f)
 
 
 # Where dyn differs from PyTorch 2.15 on purpose, and what it does instead.
@@ -28,18 +26,7 @@ KNOWN_DIFFERENCES = {
 
 class TestAgainstPyTorch(unittest.TestCase):
     def test_every_case_as_pytorch_2_15(self):
-        self.assertEqual(REFERENCE["torch"], "2.15.0")
-        got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        self.assertEqual(sorted(got), sorted(REFERENCE["cases"]))
-        for name, want in REFERENCE["cases"].items():
-            want = KNOWN_DIFFERENCES.get(name, want)
-            with self.subTest(case=name):
-                if isinstance(want, list) and want[:1] == ["error"]:
-                    # The same exception with PyTorch's message, which dyn may follow with what to do.
-                    self.assertEqual(got[name][:2], want[:2])
-                    self.assertTrue(got[name][2].startswith(want[2]), got[name][2])
-                else:
-                    self.assertEqual(got[name], want)
+        assert_as_recorded(self, "dtypes.json", cases, encode, dyn, KNOWN_DIFFERENCES)
 
 
 def _numeric(x, y, s):
@@ -124,6 +111,28 @@ class TestNumpy(unittest.TestCase):
             self.assertEqual(back.dtype, a.dtype)
             a[0, 0] = 1
             self.assertEqual(back[0, 0], a[0, 0])
+
+
+class TestViewDtype(unittest.TestCase):
+    def test_shares_memory_and_refuses_other_sizes(self):
+        h = dyn.tensor([1.0, -2.0], dtype=dyn.bfloat16)
+        bits = h.view(dyn.int16)
+        self.assertEqual(bits.tolist(), [0x3F80, -16384])  # 1.0 and -2.0 in bfloat16
+        bits[0] = 0x4000  # 2.0
+        self.assertEqual(h.tolist(), [2.0, -2.0])
+        with self.assertRaisesRegex(RuntimeError, r"view\(dtype\): .* same size only .*float32 is 4\)"):
+            h.view(dyn.float32)
+        self.assertIs(h.view(dyn.bfloat16).dtype, dyn.bfloat16)
+
+    def test_in_a_compiled_function_is_a_graph_break(self):
+        def f(x):
+            return (x * 2).view(dyn.int16) + 1
+
+        g = dyn.compile(f)
+        x = dyn.tensor([1.0, 3.0], dtype=dyn.float16)
+        for _ in range(2):
+            self.assertTrue(same_bits(f(x), g(x)))
+        self.assertEqual(len(dyn.debug.events("graph_break", g)), 1)
 
 
 if __name__ == "__main__":

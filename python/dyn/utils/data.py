@@ -324,15 +324,15 @@ default_collate_err_msg_format = (
 
 
 def _numpy_to_tensor(a):
-    """A dyn tensor for a numpy array or scalar, sharing its memory when dyn has its dtype.
+    """A dyn tensor for a numpy array or scalar, sharing its memory, of its dtype.
 
-    dyn has only bool, int64, float32 and float64: other integer arrays become int64 (uint64
-    values above 2**63 - 1 wrap), other float arrays float32; PyTorch keeps their dtypes."""
+    The unsigned types dyn lacks (uint16, uint32, uint64) become int64 (uint64 values above
+    2**63 - 1 wrap), float128 becomes float64; PyTorch would keep them."""
     a = np.asarray(a)
-    if a.dtype.kind in "iu" and a.dtype != np.int64:
+    if a.dtype.kind == "u" and a.dtype != np.uint8:
         a = a.astype(np.int64)
-    elif a.dtype.kind == "f" and a.dtype not in (np.float32, np.float64):
-        a = a.astype(np.float32)
+    elif a.dtype.kind == "f" and a.dtype.itemsize > 8:
+        a = a.astype(np.float64)
     elif not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     return dyn.from_numpy(a)
