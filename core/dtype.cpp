@@ -41,6 +41,9 @@ void set_default_float_dtype(DType t) { g_default_float = t; }
 namespace {
 DType g_autocast = kAutocastOff;
 }
+namespace detail {
+std::atomic<bool> g_reduced_floats_used{false};
+}
 DType autocast_dtype() { return g_autocast; }
 void set_autocast_dtype(DType t) { g_autocast = t; }
 std::string autocast_name(DType t) { return t == kAutocastOff ? "off" : std::string(dtype_name(t)); }

@@ -27,7 +27,9 @@ std::string capture_describe(const TensorImpl* impl);
 class TensorImpl {
  public:
   TensorImpl(Storage* storage, Dims shape, Dims strides, int64_t offset, DType dtype)
-      : storage_(storage), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {}
+      : storage_(storage), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {
+    if (is_reduced_float(dtype)) detail::g_reduced_floats_used.store(true, std::memory_order_relaxed);
+  }
   ~TensorImpl() {
     if (capture_) capture_forget(this);
     if (storage_) storage_->release();

@@ -32,6 +32,7 @@ double round_to(DType t, double v) {
 }
 
 void run_in_float32(OpId op, KernelFn k, std::span<const Tensor> in, const Attrs& a, std::span<Tensor> out) {
+  if (!reduced_floats_used()) return k(in, a, out);
   bool reduced = false;
   for (const Tensor& t : in) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
   for (const Tensor& t : out) reduced = reduced || (t.defined() && is_reduced_float(t.dtype()));
