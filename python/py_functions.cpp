@@ -33,14 +33,28 @@ DYN_FAST(m_unary_) {
   return self;
 }
 
+// other * alpha, in float32 when other is float16/bfloat16: PyTorch's add keeps alpha and the
+// product in float32 and rounds only the sum (p.add_(grad, alpha=-lr) rounds once).
+Tensor scaled(const Tensor& other, const Scalar& alpha) {
+  return ops::binary(OpId::mul, is_reduced_float(other.dtype()) ? ops::to_dtype(other, DType::Float32) : other, alpha);
+}
+
 // other: a tensor or a Python number; alpha (add/sub) scales other first, as torch.add does.
 Tensor binary_with(OpId op, const Tensor& a, PyObject* other, PyObject* alpha) {
   Scalar s;
   if (alpha && alpha != Py_None) {
     Scalar al = scalar_arg(op_name(op).data(), "alpha", alpha);
-    if (is_tensor(other)) return ops::binary(op, a, ops::binary(OpId::mul, unwrap(other), al));
-    Scalar o = scalar_arg(op_name(op).data(), "other", other);
-    return ops::binary(op, a, ops::binary(OpId::mul, ops::full(Dims{}, o, scalar_dtype(o)), al));
+    Tensor o;
+    if (is_tensor(other)) {
+      o = unwrap(other);
+    } else {
+      Scalar v = scalar_arg(op_name(op).data(), "other", other);
+      o = ops::full(Dims{}, v, scalar_dtype(v));
+    }
+    const Tensor both[2] = {a, o};
+    DType r = result_type(both);
+    Tensor out = ops::binary(op, a, scaled(o, al));
+    return is_reduced_float(r) && out.dtype() != r ? ops::to_dtype(out, r) : out;
   }
   if (is_tensor(other)) return ops::binary(op, a, unwrap(other));
   if (to_scalar(other, &s)) return ops::binary(op, a, s);
@@ -64,7 +78,7 @@ DYN_FAST(m_binary_) {
   Scalar s;
   if (a[1] && a[1] != Py_None) {
     Tensor other = binary_with(OpId::add, ops::full(Dims{}, Scalar::from_int(0), DType::Bool), a[0], nullptr);
-    ops::binary_(Op, Tm(self), ops::binary(OpId::mul, other, scalar_arg(op_name(Op).data(), "alpha", a[1])));
+    ops::binary_(Op, Tm(self), scaled(other, scalar_arg(op_name(Op).data(), "alpha", a[1])));
   } else if (is_tensor(a[0])) {
     ops::binary_(Op, Tm(self), unwrap(a[0]));
   } else {
