@@ -33,6 +33,7 @@ class TensorImpl {
   ~TensorImpl() {
     if (capture_) capture_forget(this);
     if (storage_) storage_->release();
+    if (view_base_ && view_base_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete view_base_;
   }
 
   // Lazy: the value is pending in a capture (a compile region); data is not readable until the
@@ -58,6 +59,11 @@ class TensorImpl {
   TensorImpl* lazy_next_ = nullptr;
   bool lazy_listed_ = false;
   uint8_t dynamic_dims_ = 0;  // dims marked dynamic (dyn.mark_dynamic), bit d: compiled calls keep them symbolic
+  // A view op's result: whether grad mode was off when it was made (autograd then refuses to give
+  // it history, as PyTorch), and the tensor whose memory it views (never itself such a view),
+  // held: an in-place op with autograd gives that tensor the write's history.
+  bool view_made_without_grad_ = false;
+  TensorImpl* view_base_ = nullptr;
 };
 
 // A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).

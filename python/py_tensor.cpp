@@ -407,6 +407,15 @@ void assign_several(const Tensor& view, std::vector<std::pair<int, Tensor>> seve
   }
 }
 
+// shape broadcasts to target (without growing it).
+bool broadcasts_to(const Dims& shape, const Dims& target) {
+  int n = shape.size(), m = target.size();
+  if (n > m) return false;
+  for (int k = 1; k <= n; ++k)
+    if (shape[n - k] != 1 && shape[n - k] != target[m - k]) return false;
+  return true;
+}
+
 PyObject* mp_subscript(PyObject* self, PyObject* index) {
   DYN_TRY
   IndexPlan p = plan_index(unwrap(self), index);
@@ -441,6 +450,29 @@ int mp_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     }
     if (!p.several.empty()) {
       assign_several(p.view, p.several, is_scalar, s, v);
+    } else if (p.mask && !is_scalar && !broadcasts_to(v.shape(), base.shape())) {
+      // x[mask] = values, one per true element (PyTorch's index_put_ with a mask): the mask's
+      // positions as index tensors, one per dim it covers.
+      ensure_materialized(*p.mask, BreakKind::Item, "assignment of values through a mask");
+      std::vector<std::pair<int, Tensor>> several;
+      {
+        EagerScope eager;
+        Tensor m = ops::contiguous(ops::to_dtype(*p.mask, DType::Bool));
+        const bool* on = m.data<bool>();
+        std::vector<std::vector<int64_t>> at(m.ndim());
+        Dims i = Dims::filled(m.ndim(), 0);
+        for (int64_t k = 0, n = m.numel(); k < n; ++k) {
+          if (on[k])
+            for (int d = 0; d < m.ndim(); ++d) at[d].push_back(i[d]);
+          for (int d = m.ndim() - 1; d >= 0 && ++i[d] == m.size(d); --d) i[d] = 0;
+        }
+        for (int d = 0; d < m.ndim(); ++d) {
+          Tensor t = Tensor::empty(Dims{static_cast<int64_t>(at[d].size())}, DType::Int64);
+          std::copy(at[d].begin(), at[d].end(), t.data<int64_t>());
+          several.emplace_back(d, t);
+        }
+      }
+      assign_several(p.view, several, false, s, v);
     } else if (p.mask) {
       Tensor src = is_scalar ? ops::full(Dims{}, s, base.dtype()) : v;
       Tensor merged = ops::where(*p.mask, src, base);
@@ -561,9 +593,7 @@ PyObject* tp_repr(PyObject* self) {
   ensure_materialized(t, BreakKind::Print, "repr()/print()");
   EagerScope eager;  // formatting takes views of data that is already there
   auto fn = grad_fn_of(t);
-  std::string s = format_tensor(t, fn                         ? "grad_fn=<" + fn->name() + ">"
-                                   : t.impl()->requires_grad_ ? "requires_grad=True"
-                                                              : "");
+  std::string s = format_tensor(t, fn ? "grad_fn=<" + fn->name() + ">" : requires_grad(t) ? "requires_grad=True" : "");
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
   DYN_CATCH
 }
@@ -598,7 +628,7 @@ PyObject* get_T(PyObject* self, void*) {
   return wrap(ops::permute(t, perm));
   DYN_CATCH
 }
-PyObject* get_requires_grad(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).impl()->requires_grad_); }
+PyObject* get_requires_grad(PyObject* self, void*) { return PyBool_FromLong(requires_grad(unwrap(self))); }
 int set_requires_grad(PyObject* self, PyObject* v, void*) {
   if (!v || !PyBool_Check(v)) {
     PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
@@ -679,6 +709,16 @@ PyObject* get_grad_fn(PyObject* self, void*) {
   return o;
 }
 PyObject* get_device(PyObject*, void*) { return PyUnicode_FromString("cpu"); }
+PyObject* get_version(PyObject* self, void*) {
+  DYN_TRY
+  return PyLong_FromLongLong(tensor_version(unwrap(self)));
+  DYN_CATCH
+}
+PyObject* get_base(PyObject* self, void*) {
+  TensorImpl* b = unwrap(self).impl()->view_base_;
+  if (!b) Py_RETURN_NONE;
+  return wrap(Tensor::borrow(b));
+}
 
 PyGetSetDef getset[] = {
     {"shape", get_shape, nullptr, "the size of each dimension, a dyn.Size", nullptr},
@@ -690,6 +730,8 @@ PyGetSetDef getset[] = {
     {"is_leaf", get_is_leaf, nullptr, "created by the user (not by an op that requires grad)", nullptr},
     {"grad_fn", get_grad_fn, nullptr, "the backward node of the op that made this tensor, or None", nullptr},
     {"device", get_device, nullptr, "always 'cpu'", nullptr},
+    {"_version", get_version, nullptr, "how many in-place writes its memory has had (autograd checks it)", nullptr},
+    {"_base", get_base, nullptr, "the tensor this view (made by a view op) shares memory with, or None", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 

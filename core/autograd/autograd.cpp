@@ -28,6 +28,10 @@ AutogradMeta& meta(const Tensor& t) {
   return *p->autograd_;
 }
 
+void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in, uint32_t saved,
+               std::span<const Tensor> out);
+int64_t version_now(const Tensor& t);
+
 std::string camel(std::string_view s) {
   std::string out;
   bool up = true;
@@ -50,10 +54,34 @@ AutogradMeta::~AutogradMeta() {
 std::string GradNode::name() const {
   if (accumulates) return "AccumulateGrad";
   if (!custom_name.empty()) return custom_name;  // custom is freed with the graph, the name stays
+  // PyTorch's names: clamp with one number bound is clamp_min/clamp_max; the overloads are numbered.
+  if (op == OpId::clamp && inputs.size() == 1 && attrs.has_lo != attrs.has_hi)
+    return attrs.has_lo ? "ClampMinBackward0" : "ClampMaxBackward0";
+  if ((op == OpId::clamp && inputs.size() == 1) || (op == OpId::pow && inputs.size() == 2))
+    return camel(op_name(op)) + "Backward1";
   return camel(op_name(op)) + "Backward0";
 }
 
-bool requires_grad(const Tensor& t) { return t.defined() && t.impl()->requires_grad_; }
+namespace {
+bool stale_view(const TensorImpl* p) {
+  const TensorImpl* b = p->view_base_;
+  if (!b || !b->autograd_ || b->autograd_->rebases == 0) return false;
+  return (p->autograd_ ? p->autograd_->seen_rebases : 0) != b->autograd_->rebases;
+}
+}  // namespace
+
+bool requires_grad(const Tensor& t) {
+  if (!t.defined()) return false;
+  if (stale_view(t.impl())) refresh_view_history(t);
+  return t.impl()->requires_grad_;
+}
+
+void note_view_made(TensorImpl* view, const TensorImpl* base) {
+  if (base->autograd_ && base->autograd_->rebases) {
+    if (!view->autograd_) view->autograd_ = std::make_shared<AutogradMeta>();
+    view->autograd_->seen_rebases = base->autograd_->rebases;
+  }
+}
 
 const Tensor& grad_of(const Tensor& t) {
   static const Tensor none;
@@ -82,6 +110,7 @@ void set_grad(const Tensor& t, const Tensor& g) {
 }
 
 std::shared_ptr<GradNode> grad_fn_of(const Tensor& t) {
+  if (stale_view(t.impl())) refresh_view_history(t);
   return t.impl()->autograd_ ? t.impl()->autograd_->grad_fn : nullptr;
 }
 
@@ -172,17 +201,54 @@ Tensor detach(const Tensor& t) {
   return t.as_strided(t.shape(), t.strides(), t.offset());
 }
 
-void check_inplace_grad(const Tensor& self, std::span<const Tensor> in) {
-  if (requires_grad(self) && is_leaf(self))
-    fail(ErrorKind::Runtime,
-         "a leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
-         "`with dyn.no_grad():` (as optimizers do)");
-  bool any = requires_grad(self);
-  for (const Tensor& t : in) any = any || requires_grad(t);
-  if (any)
-    fail(ErrorKind::NotImplemented,
-         "in-place ops on tensors that take part in autograd are not supported by dyn yet; use the out-of-place op "
-         "(y = x + 1 instead of x += 1), or wrap the update in `with dyn.no_grad():`");
+bool inplace_needs_history(const Tensor& self, std::span<const Tensor> in) {
+  if (!grad_enabled()) return false;
+  if (requires_grad(self)) return true;
+  if (const TensorImpl* b = self.impl()->view_base_; b && b->requires_grad_) return true;
+  for (const Tensor& t : in)
+    if (requires_grad(t)) return true;
+  return false;
+}
+
+void take_history(const Tensor& self, const Tensor& r) {
+  TensorImpl* p = self.impl();
+  if (!requires_grad(r)) {
+    p->requires_grad_ = false;
+    if (p->autograd_) {
+      p->autograd_->grad_fn = nullptr;
+      ++p->autograd_->rebases;
+    }
+    return;
+  }
+  p->requires_grad_ = true;
+  AutogradMeta& m = meta(self);
+  ++m.rebases;  // views of self made before see its new history
+  m.grad_fn = grad_fn_of(r);
+  m.output = r.impl()->autograd_ ? r.impl()->autograd_->output : 0;
+  // A derivative that reads the op's output (relu_, exp_) reads self, as PyTorch's does: a later
+  // write into self before backward() is then the error it is there.
+  if (GradNode* n = m.grad_fn.get(); n && n->output_version >= 0 && m.output == 0) {
+    n->outputs[0] = detach(self);
+    n->output_version = version_now(self);
+  }
+}
+
+void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::string name, CustomBackward backward) {
+  auto node = std::make_shared<GradNode>();
+  node->op = OpId::cast;
+  node->custom = std::move(backward);
+  node->custom_name = std::move(name);
+  // link_node takes the inputs' edges before it sets self's history: self may be one of them.
+  Tensor out[1] = {self};
+  link_node(node, in, 0, out);
+}
+
+int64_t tensor_version(const Tensor& t) { return std::max<int64_t>(version_now(t), 0); }
+
+bool same_buffer(const Tensor& a, const Tensor& b) {
+  if (a.impl() == b.impl()) return true;
+  if (Capture* c = Capture::active(); c && (a.lazy() || b.lazy())) return c->same_buffer(a, b);
+  return a.storage() && a.storage() == b.storage();
 }
 
 namespace {
@@ -193,9 +259,11 @@ int64_t version_now(const Tensor& t) {
   return p->storage_ ? p->storage_->version : -1;
 }
 
+}  // namespace
+
 // Which inputs the derivative reads the values of. A Python-number operand changes that: x * 2's
 // derivative is 2, it reads nothing of x (PyTorch's mul.Scalar saves nothing either).
-uint32_t saved_inputs(OpId op, const Attrs& a, size_t num_inputs) {
+uint32_t inputs_read_by_derivative(OpId op, const Attrs& a, size_t num_inputs) {
   uint32_t mask = derivative_of(op).saved_inputs;
   if (op_def(op).cls != OpClass::Binary || num_inputs != 1) return mask;
   bool lhs = a.side == ScalarSide::Lhs;  // 2 / x reads x; x / 2 does not
@@ -210,14 +278,29 @@ uint32_t saved_inputs(OpId op, const Attrs& a, size_t num_inputs) {
   }
 }
 
-void check_version(const GradNode& n, const Tensor& t, int64_t saved, const char* what, size_t i) {
+namespace {
+
+// PyTorch's words for a saved value modified in place: the tensor, and which op's output it is.
+void check_version(const GradNode& n, const Tensor& t, int64_t saved, bool is_output) {
   if (!t.defined() || saved < 0) return;
   int64_t now = version_now(t);
-  if (now != saved)
-    fail(ErrorKind::Runtime,
-         "one of the variables needed for gradient computation has been modified by an inplace operation: {} {} of "
-         "{} is at version {}; expected version {} instead. Compute on a clone, or modify it after backward()",
-         what, i, n.name(), now, saved);
+  if (now == saved) return;
+  std::string maker;
+  int k = 0;
+  if (is_output) {
+    maker = n.name();
+  } else if (auto fn = t.impl()->autograd_ ? t.impl()->autograd_->grad_fn : nullptr) {
+    maker = fn->name();
+    k = t.impl()->autograd_->output;
+  }
+  if (size_t b = maker.rfind("Backward"); b != std::string::npos && b > 0) maker.resize(b);
+  std::string which = maker.empty() ? "" : fmt::format(", which is output {} of {},", k, maker);
+  fail(ErrorKind::Runtime,
+       "one of the variables needed for gradient computation has been modified by an inplace operation: "
+       "[torch.{}Tensor {}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find "
+       "the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+       "check_nan=False). Or compute on a clone, or modify the tensor after backward().",
+       legacy_dtype_name(t.dtype()), dims_str(t.shape()), which, now, saved);
 }
 
 }  // namespace
@@ -234,8 +317,8 @@ std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
 
 void check_saved_versions(const GradNode& n) {
   for (size_t i = 0; i < n.inputs.size() && i < n.versions.size(); ++i)
-    check_version(n, n.inputs[i], n.versions[i], "input", i);
-  if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, "output", 0);
+    check_version(n, n.inputs[i], n.versions[i], false);
+  if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, true);
 }
 
 namespace {
@@ -284,7 +367,7 @@ bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   auto node = std::make_shared<GradNode>();
   node->op = op;
   node->attrs = a;
-  link_node(node, in, saved_inputs(op, a, in.size()), out);
+  link_node(node, in, inputs_read_by_derivative(op, a, in.size()), out);
   if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
   return true;
 }

@@ -14,6 +14,7 @@ namespace dyn {
 
 struct GradNode;
 struct Graph;
+using CustomBackward = std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)>;
 struct NodePatch;
 
 // Where the gradient of one input of a node goes: another node's output, or a leaf's .grad.
@@ -62,6 +63,11 @@ struct AutogradMeta {
   std::shared_ptr<GradNode> grad_fn;
   int output = 0;                         // which output of grad_fn this tensor is
   std::shared_ptr<GradNode> accumulator;  // leaves: their AccumulateGrad node, made once
+  // Note [in-place history]: how many times an in-place op gave this tensor new history (a
+  // tensor others view), and for a view, that count of its base when its history was made: when
+  // they differ, the view's history is made anew from the base's.
+  int64_t rebases = 0;
+  int64_t seen_rebases = 0;
 };
 
 bool requires_grad(const Tensor& t);
@@ -84,11 +90,30 @@ void record_lifted_history(const Graph& g, std::span<const std::pair<int, uint32
                            const std::vector<NodePatch>* patches);
 // Links outputs (computed without recording) to one node whose derivative is `backward`
 // (torch.autograd.Function). Returns false when no input requires grad or grad mode is off.
-using CustomBackward = std::function<void(std::span<const Tensor> grad_out, std::vector<Tensor>* grad_in)>;
 bool record_custom_grad(std::span<const Tensor> in, std::span<const Tensor> out, std::string name,
                         CustomBackward backward);
-// In-place ops and autograd: allowed under no_grad, or when nothing involved requires grad.
-void check_inplace_grad(const Tensor& self, std::span<const Tensor> in);
+// In-place ops and autograd (Note [in-place history] in core/api/inplace.cpp).
+// True when an in-place op must record history: grad mode is on and self or an input requires grad.
+bool inplace_needs_history(const Tensor& self, std::span<const Tensor> in);
+// The in-place op with history: computed out of place with its node, written into self, and
+// self (and the tensor self is a view of, if any) takes the new history.
+void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
+// The pieces it is made of. self takes r's history (grad_fn and output).
+void take_history(const Tensor& self, const Tensor& r);
+// A view whose base took new history since the view's was made: its history becomes a view of
+// the base's (AsStridedBackward0), as PyTorch regenerates it.
+void refresh_view_history(const Tensor& view);
+// A tensor made a view (dispatch): it starts with its base's history as it is now.
+void note_view_made(TensorImpl* view, const TensorImpl* base);
+// self's history becomes one node over `in` (linked as they are now, self among them or not)
+// whose derivative is `backward`.
+void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::string name, CustomBackward backward);
+// The bits of the inputs whose values the op's derivative reads (a Python-number operand counts).
+uint32_t inputs_read_by_derivative(OpId op, const Attrs& a, size_t num_inputs);
+// Tensor._version: the in-place writes its memory has had.
+int64_t tensor_version(const Tensor& t);
+// a and b are (views of) the same memory: the same storage, or in a compile region the same buffer.
+bool same_buffer(const Tensor& a, const Tensor& b);
 
 // Tier 2 (a lifted call returns what the body returned): a node named as t's grad_fn, its saved
 // values freed, when backward() without retain_graph consumed t's history (null otherwise); and

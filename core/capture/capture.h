@@ -167,6 +167,7 @@ class CompiledFunction {
   // grad then (a detached alias of a value did not), and whether a backward() set a .grad.
   std::vector<std::pair<int, uint32_t>> last_grad_nodes;
   bool last_backward = false;
+  bool last_inplace_history = false;  // an in-place op gave a tensor new history (autograd.h)
 
  private:
   friend class Capture;
@@ -273,6 +274,8 @@ class Capture {
   void note_grad_change(const TensorImpl* leaf, const Tensor& old, std::function<void()> restore);
   // The op just recorded or replayed made an autograd node (dispatch tells, with which inputs
   // required grad): for lifting.
+  // An in-place op gave a tensor new history, which a lifted call cannot record again.
+  void note_inplace_history() { inplace_history_ = true; }
   void note_grad_node(uint32_t inputs_requiring_grad) {
     int k = lift_nodes() - 1;
     if (k >= 0) grad_nodes_.emplace_back(k, inputs_requiring_grad);
@@ -298,6 +301,8 @@ class Capture {
   }
   // Another handle to a lazy tensor's pending value, without its history (autograd's saved values).
   Tensor alias_lazy(const Tensor& t);
+  // For in-place ops with history: a and b live in the same buffer.
+  bool same_buffer(const Tensor& a, const Tensor& b) { return buffer_of(a) == buffer_of(b); }
 
   // While the script is stopped at a breakpoint nothing may sync: a lazy tensor shows its
   // pending node instead, and reading its data is a user error.
@@ -426,6 +431,7 @@ class Capture {
   };
   std::vector<GradNote> grad_notes_;                  // per leaf, first change
   std::vector<std::pair<int, uint32_t>> grad_nodes_;  // nodes of segment 0 that made an autograd node
+  bool inplace_history_ = false;
 
   // record mode
   Graph seg_;

@@ -67,8 +67,12 @@ std::shared_ptr<LiftedPlan> LiftedPlan::make(std::shared_ptr<CompiledFunction> f
       *refusal = fmt::format("input %{} of the graph has no source Python could fetch it from", v);
       return nullptr;
     }
-  // A write into a tensor from outside runs in its memory, as tier 1's (an in-place op never
-  // makes history: with anything requiring grad it raises, in eager and in tier 1).
+  // A write into a tensor from outside runs in its memory, as tier 1's. An in-place op that gave
+  // a tensor new history did so outside the graph's nodes: a lifted call could not again.
+  if (fn->last_inplace_history) {
+    *refusal = "an in-place op gave a tensor autograd history (x += y where either requires grad)";
+    return nullptr;
+  }
   // Results with autograd history: the call records the nodes the body's ops recorded, on this
   // call's values (record_lifted_history), when a write cannot have changed a value they save.
   bool history = !fn->last_history.empty();

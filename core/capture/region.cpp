@@ -229,6 +229,7 @@ bool Capture::lift_snapshot(std::span<const Tensor> outs, std::span<const std::s
   fn_->last_history.clear();
   fn_->last_grad_nodes = grad_nodes_;
   fn_->last_backward = !grad_notes_.empty();
+  fn_->last_inplace_history = inplace_history_;
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
     int v = t.impl()->capture_ == this ? t.impl()->lazy_value_ : -1;

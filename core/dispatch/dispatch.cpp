@@ -15,11 +15,23 @@ uint32_t requiring_grad(std::span<const Tensor> in) {
     if (requires_grad(in[i])) m |= 1u << i;
   return m;
 }
+
+// A view op's result remembers the tensor it views (Note [in-place history]).
+void note_view(const Tensor& out, const Tensor& of) {
+  TensorImpl* v = out.impl();
+  TensorImpl* b = of.impl()->view_base_ ? of.impl()->view_base_ : of.impl();
+  if (v == b || v->view_base_) return;
+  b->refs_.fetch_add(1, std::memory_order_relaxed);
+  v->view_base_ = b;
+  v->view_made_without_grad_ = !grad_enabled() || of.impl()->view_made_without_grad_;
+  note_view_made(v, b);
+}
 }  // namespace
 
 Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a) {
   Capture* c = Capture::active();
   Tensor out = c ? c->record(op, in, a) : run_op(op, in, a);
+  if (op_def(op).cls == OpClass::View) note_view(out, in[0]);
   if (grad_enabled() && record_grad(op, in, a, std::span<const Tensor>(&out, 1)) && c)
     c->note_grad_node(requiring_grad(in));
   return out;
@@ -37,7 +49,7 @@ std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const A
 
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self) {
   if (self.storage() && self.storage()->read_only) fail_read_only_write();
-  if (grad_enabled()) check_inplace_grad(self, in);
+  if (inplace_needs_history(self, in)) return inplace_with_history(op, in, a, self);
   if (Capture* c = Capture::active())
     c->record_into(op, in, a, self);
   else

@@ -13,6 +13,7 @@ Tensor dispatch(OpId op, std::span<const Tensor> in, const Attrs& a);
 // Ops with two outputs (max_dim, min_dim).
 std::pair<Tensor, Tensor> dispatch2(OpId op, std::span<const Tensor> in, const Attrs& a);
 // An in-place op: the result is written into `self` (cast when dtypes differ).
+// With autograd involved it records history (Note [in-place history] in core/api/inplace.cpp).
 void dispatch_into(OpId op, std::span<const Tensor> in, const Attrs& a, Tensor& self);
 
 }  // namespace dyn

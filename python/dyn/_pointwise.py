@@ -119,6 +119,16 @@ def clamp_max(input, max):
     return input.clamp(max=max)
 
 
+@method(function=False)
+def clamp_min_(input, min):
+    return input.copy_(_dyn.Tensor.maximum(input.clone(), min)) if isinstance(min, _dyn.Tensor) else input.clamp_(min=min)
+
+
+@method(function=False)
+def clamp_max_(input, max):
+    return input.copy_(_dyn.Tensor.minimum(input.clone(), max)) if isinstance(max, _dyn.Tensor) else input.clamp_(max=max)
+
+
 @method
 def lerp(input, end, weight):
     """PyTorch's two forms, which keep the ends exact: input + w * (end - input) for |w| < 0.5,

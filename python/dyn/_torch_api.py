@@ -554,7 +554,21 @@ _dyn._add_tensor_methods(_random_methods())
 # Tensor.nonzero / argwhere, as torch.Tensor's
 _dyn._add_tensor_methods({"nonzero": nonzero, "argwhere": argwhere})
 
-__all__ = [
+
+def _in_place_function(name):
+    def f(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"torch.{name}(input, ...): input.{name}(...), written in place"
+    return f
+
+
+# torch.relu_(x) and the other in-place functions of PyTorch's namespace
+_IN_PLACE = ["relu_", "sigmoid_", "tanh_", "exp_", "log_", "sqrt_", "rsqrt_", "neg_", "abs_", "clamp_", "clamp_min_",
+             "clamp_max_", "ceil_", "floor_", "round_", "trunc_", "sin_", "cos_", "erf_", "fill_", "zero_"]
+globals().update({n: _in_place_function(n) for n in _IN_PLACE})
+
+__all__ = _IN_PLACE + [
     "device", "Generator", "linspace", "logspace", "eye", "randperm", "multinomial", "bernoulli", "normal",
     "randint_like", "as_tensor", "asarray", "scalar_tensor", "nonzero", "argwhere", "unique", "bincount", "meshgrid",
     "cartesian_prod", "hstack", "vstack", "column_stack", "block_diag", "einsum",

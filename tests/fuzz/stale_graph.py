@@ -725,6 +725,8 @@ def keep(run, name, t, c):
         return t
     if (old.shape, old.stride(), old.dtype, old.requires_grad) != (t.shape, t.stride(), t.dtype, bool(c["rg"][name])):
         return t
+    if not old.is_leaf:  # an in-place write in the body gave it history: a new tensor, as a program would pass
+        return t
     with dyn.no_grad():
         old.copy_(t)
     KEPT[(run, name)] = old
@@ -1011,12 +1013,14 @@ def short(s, n=300):
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def run_call(ns, f, k, label):
+def run_call(ns, f, k, label, names=None):
     ns["setup"](k)
     args = ns["inputs"](k, label)
     rec = {"exc": None}
     with ns["ctx"](k):
         dyn.manual_seed(k)
+        # the arguments as the call sees them (an in-place write with autograd may give one history)
+        rec["entry_state"] = tstate(args, names, ns["CALLS"][k]) if names else None
         try:
             out = ns["call"](f, args, k)
             rec["out"] = snap(out)
@@ -1141,8 +1145,8 @@ class ReasonChecker:
     def note(self, cat):
         self.categories[cat] = self.categories.get(cat, 0) + 1
 
-    def add_call(self, c, args, names):
-        self.history.append((pystate(c), tstate(args, names, c), c["grad"] == "on", c["ddt"]))
+    def add_call(self, c, state):
+        self.history.append((pystate(c), state, c["grad"] == "on", c["ddt"]))
 
     def seen_before(self, pred):
         return any(pred(h) for h in self.history[:-1])
@@ -1428,7 +1432,7 @@ def check_program(prog, tmpdir, totals):
                 e, _ = run_call(ns, ns["TARGET"], k, "eager")
                 n_ev = len(dyn.debug.events("recompile"))
                 c0 = dyn.debug.counters()
-                c, args_c = run_call(ns, compiled, k, "compiled")
+                c, args_c = run_call(ns, compiled, k, "compiled", names)
                 c1 = dyn.debug.counters()
                 totals["seq_calls"] += 1
                 totals["eager_raised"] += bool(e["exc"])
@@ -1439,7 +1443,7 @@ def check_program(prog, tmpdir, totals):
                 d = compare_call(e, c, names)
                 if d and not result["diffs"]:
                     result["diffs"] = [(k, x) for x in d]
-                checker.add_call(prog.calls[k], args_c, names)
+                checker.add_call(prog.calls[k], c["entry_state"])
                 checker.entries_made(len(dyn.debug.guards(compiled)))
                 evs = dyn.debug.events("recompile")[n_ev:]
                 for ev in evs:

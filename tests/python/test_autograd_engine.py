@@ -352,12 +352,15 @@ class TestInPlaceRules(unittest.TestCase):
         (x + 1.0).sum().backward()
         self.assertEqual(x.grad.tolist(), [1.0, 1.0])
 
-    def test_in_place_on_graph_tensor_is_refused(self):
-        # dyn does not support in-place ops inside the graph yet: it must refuse, not mis-differentiate
+    def test_in_place_on_graph_tensor_records_history(self):
+        # (test_autograd_inplace.py compares many more with PyTorch 2.15)
         x = leaf([1.0, 2.0])
         y = x * 2.0
-        with self.assertRaises((RuntimeError, NotImplementedError)):
-            y.add_(1.0)
+        y.add_(1.0)
+        y.mul_(x)  # d/dx (2x + 1) * x = 4x + 1
+        self.assertEqual(type(y.grad_fn).__name__, "MulBackward0")
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [5.0, 9.0])
 
     def test_saved_tensor_modified_in_place_is_detected(self):
         # PyTorch: "one of the variables needed for gradient computation has been modified by an

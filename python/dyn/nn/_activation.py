@@ -11,16 +11,13 @@ from ._util import check_tensor
 
 
 def _inplace(input, out, inplace):
-    # dyn's autograd does not record in-place writes: where autograd is involved the activation
-    # is computed out of place (the same values; only the input tensor is left unchanged, which a
-    # program using the result, as nn.ReLU(inplace=True) users do, does not see).
-    if inplace and not (dyn.is_grad_enabled() and (input.requires_grad or out.requires_grad)):
-        return input.copy_(out)
-    return out
+    # The activation written into its input, with autograd's history of the write (the old values'
+    # gradient is zero, the written values' is out's); relu and hardtanh write with their own op.
+    return input.copy_(out) if inplace else out
 
 
 def relu(input, inplace=False):
-    return _inplace(input, input.relu(), inplace)
+    return input.relu_() if inplace else input.relu()
 
 
 def relu6(input, inplace=False):
@@ -49,7 +46,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     check_tensor("hardtanh", "input", input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
 def elu(input, alpha=1.0, inplace=False):

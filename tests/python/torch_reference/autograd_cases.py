@@ -1,0 +1,265 @@
+"""In-place ops on tensors that take part in autograd: the values, gradients and grad_fn names they
+give, and the errors PyTorch raises (a leaf, a view of a leaf, a view made under no_grad, a saved
+value written before backward()). Run by PyTorch 2.15 to record autograd.json (record.py) and by
+dyn to compare with it (test_autograd_inplace.py)."""
+
+
+def _grads(torch, f, *leaves, wrap=None):
+    """f's result, the name of its grad_fn, and each leaf's gradient of result * weights summed.
+    wrap: what f is called through (dyn.compile, to compare compiled with eager)."""
+    xs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in leaves]
+    out = (wrap(f) if wrap else f)(*xs)
+    name = type(out.grad_fn).__name__ if out.grad_fn is not None else None
+    w = torch.arange(1.0, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+    (out * w).sum().backward()
+    return (out.detach(), name) + tuple(x.grad if x.grad is not None else "none" for x in xs)
+
+
+def cases(torch, wrap=None):
+    r = {}
+
+    def rec(k, f):
+        try:
+            r[k] = f()
+        except Exception as e:  # noqa: BLE001 - the error is the recorded result
+            r[k] = ("error", type(e).__name__, str(e).split("\n")[0])
+
+    A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
+    B = [[2.0, 0.25, -1.0], [3.0, -0.5, 1.0]]
+
+    def unary(op):
+        def f(a):
+            y = a * 1.5
+            getattr(y, op)()
+            return y
+        return f
+
+    for op in ["relu_", "exp_", "tanh_", "sigmoid_", "neg_", "abs_", "sqrt_", "log_", "sin_", "zero_"]:
+        rec(f"unary_{op}", lambda: _grads(torch, unary(op), [[1.0, 2.0, 0.5], [3.0, 0.25, 4.0]], wrap=wrap))
+
+    def binary(op, scalar):
+        def f(a, b):
+            y = a + 0.5
+            getattr(y, op)(2.5 if scalar else b)
+            return y
+        return f
+
+    for op in ["add_", "sub_", "mul_", "div_", "pow_", "clamp_min_", "maximum", "copy_"]:
+        for scalar in (False, True):
+            if op in ("maximum",) or (op == "copy_" and scalar):
+                continue
+            f = binary(op, scalar)
+            rec(f"binary_{op}_{'scalar' if scalar else 'tensor'}", lambda: _grads(torch, f, A, B, wrap=wrap))
+
+    def iops(a, b):
+        y = a * 2
+        y += b
+        y *= a
+        y -= 1
+        y /= b
+        return y
+    rec("augmented_assignments", lambda: _grads(torch, iops, A, B, wrap=wrap))
+
+    def self_product(a):
+        y = a + 1
+        y.mul_(y)
+        return y
+    rec("mul_by_itself", lambda: _grads(torch, self_product, A, wrap=wrap))
+
+    def broadcast_into(a, b):
+        y = a * 1
+        y.add_(b[0])
+        return y
+    rec("broadcast_operand", lambda: _grads(torch, broadcast_into, A, B, wrap=wrap))
+
+    def setitem_rows(h):
+        out = torch.zeros(2, 3, 3, dtype=h.dtype)
+        for t in range(3):
+            out[:, t] = h * (t + 1)
+        return out
+    rec("setitem_into_buffer", lambda: _grads(torch, setitem_rows, A, wrap=wrap))
+
+    def setitem_nonleaf(a, b):
+        z = a * 1
+        z[0] = b[1]
+        z[:, 2] = 0.0
+        z[1, 0] = b[0, 0] * 3
+        return z
+    rec("setitem_into_nonleaf", lambda: _grads(torch, setitem_nonleaf, A, B, wrap=wrap))
+
+    def setitem_mask(a, b):
+        z = a * 2
+        z[z > 2] = 0.0
+        z[b < 0] = b[b < 0]
+        return z
+    rec("setitem_mask", lambda: _grads(torch, setitem_mask, A, B, wrap=wrap))
+
+    def setitem_index(a, b):
+        z = a * 2
+        z[[1, 0]] = b
+        z[0, torch.tensor([2, 0])] = 7.0
+        return z
+    rec("setitem_index_tensor", lambda: _grads(torch, setitem_index, A, B, wrap=wrap))
+
+    def view_written(a, b):
+        z = a * 1
+        z[0].mul_(b[0])
+        z.t()[1].add_(b[1, :2])
+        z.view(6)[5:].sub_(1)
+        return z
+    rec("view_written_in_place", lambda: _grads(torch, view_written, A, B, wrap=wrap))
+
+    def view_of_view(a):
+        z = a.exp()
+        v = z[1]
+        w = v[1:]
+        w.mul_(3)
+        return z
+    rec("view_of_view_written", lambda: _grads(torch, view_of_view, A, wrap=wrap))
+
+    def view_then_read(a):
+        z = a * 1
+        v = z[0]
+        v.mul_(2)
+        return v * z[1]
+    rec("written_view_read_after", lambda: _grads(torch, view_then_read, A, wrap=wrap))
+
+    def transposed_base(a, b):
+        z = (a * 1).t()
+        z[1] = b[0, :2]
+        return z
+    rec("write_into_transposed_base", lambda: _grads(torch, transposed_base, A, B, wrap=wrap))
+
+    def fill(a):
+        z = a * 3
+        z[0].fill_(2.0)
+        return z
+    rec("fill_part", lambda: _grads(torch, fill, A, wrap=wrap))
+
+    def buffer_copy(a):
+        buf = torch.zeros(2, 4, dtype=a.dtype)
+        buf[:, 1:].copy_(a.exp())
+        return buf
+    rec("copy_into_buffer_view", lambda: _grads(torch, buffer_copy, A, wrap=wrap))
+
+    def activation_inplace(a):
+        return torch.nn.functional.relu(a * 2, inplace=True) + torch.nn.functional.leaky_relu(a, 0.1, inplace=False)
+    rec("functional_inplace", lambda: _grads(torch, activation_inplace, A, wrap=wrap))
+
+    def module_inplace(a):
+        m = torch.nn.Sequential(torch.nn.ReLU(inplace=True), torch.nn.Hardtanh(-1.0, 2.0, inplace=True))
+        return m(a * 1)
+    rec("modules_inplace", lambda: _grads(torch, module_inplace, A, wrap=wrap))
+
+    def resnet_add(a, b):
+        out = a * b
+        out += a
+        return torch.relu_(out)
+    rec("residual_add", lambda: _grads(torch, resnet_add, A, B, wrap=wrap))
+
+    def detached_alias(a):
+        y = a * 3
+        d = y.detach()
+        d.copy_(a.sigmoid())
+        return d + y
+    rec("detached_alias_takes_history", lambda: _grads(torch, detached_alias, A, wrap=wrap))
+
+    def grad_fn_of_write():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 2
+        names = []
+        for f in (lambda: y.add_(1), lambda: y.copy_(a), lambda: y.fill_(0), lambda: y.exp_(),
+                  lambda: y.clamp_(0, 1)):
+            f()
+            names.append(type(y.grad_fn).__name__)
+        return names
+    rec("grad_fn_names", grad_fn_of_write)
+
+    def version():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 2
+        v0 = y._version
+        y.add_(1)
+        y[0] = 5
+        return [v0, y._version]
+    rec("version_counter", version)
+
+    # errors
+    def leaf_write():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        a.add_(1)
+    rec("error_leaf", leaf_write)
+
+    def leaf_view_write():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        a[0] = 3.0
+    rec("error_view_of_leaf", leaf_view_write)
+
+    def no_grad_view():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 2
+        with torch.no_grad():
+            v = y[:1]
+        v.mul_(2)
+    rec("error_view_made_under_no_grad", no_grad_view)
+
+    def no_grad_view_of_buffer():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        buf = torch.zeros(3)
+        with torch.no_grad():
+            v = buf[:2]
+        v.copy_(a)
+    rec("error_no_grad_view_of_buffer", no_grad_view_of_buffer)
+
+    def saved_output_written():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = (a * 2).exp()
+        y.add_(1)
+        y.sum().backward()
+    rec("error_saved_output_written", saved_output_written)
+
+    def inplace_output_written():
+        a = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = a * 2
+        y.relu_()
+        y[0] = 3.0
+        y.sum().backward()
+    rec("error_inplace_output_written", inplace_output_written)
+
+    def saved_input_written():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 2
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+    rec("error_saved_input_written", saved_input_written)
+
+    def int_target():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        t = torch.tensor([1, 2])
+        t.add_(a)
+    rec("error_int_target", int_target)
+
+    def shape_error():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a[:1] * 2
+        y.add_(a)
+    rec("error_broadcast_into", shape_error)
+    return r
+
+
+def encode(torch, v):
+    """A result as JSON: [dtype, shape, values] for a tensor (NaN and infinities as strings), lists
+    for tuples, the error's type and first line."""
+    def clean(o):
+        if isinstance(o, list):
+            return [clean(e) for e in o]
+        return str(o) if isinstance(o, float) and (o != o or o in (float("inf"), -float("inf"))) else o
+
+    if isinstance(v, torch.Tensor):
+        return [str(v.dtype).split(".")[-1], list(v.shape), clean(v.tolist())]
+    if isinstance(v, tuple) and v and v[0] == "error":
+        return list(v)
+    if isinstance(v, (tuple, list)):
+        return [encode(torch, e) for e in v]
+    return v
