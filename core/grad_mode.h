@@ -22,4 +22,16 @@ class NoGradScope {
   bool saved_;
 };
 
+// Sets grad mode while it lives.
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool on) : saved_(grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeScope() { set_grad_enabled(saved_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 }  // namespace dyn

@@ -398,7 +398,7 @@ DYN_FAST(m_detach) {
 DYN_FAST(m_backward) {
   PyObject* a[4];
   parse_args("backward", args, nargs, kw, {"gradient", "retain_graph", "create_graph", "inputs"}, 0, a);
-  if (a[2] && a[2] != Py_False) throw_type_error("backward(create_graph=True) is not supported by dyn");
+  bool create_graph = a[2] && a[2] != Py_None && PyObject_IsTrue(a[2]);
   const Tensor* g = a[0] && a[0] != Py_None ? &tensor_arg("backward", "gradient", a[0]) : nullptr;
   std::vector<Tensor> inputs;
   bool has_inputs = a[3] && a[3] != Py_None;
@@ -417,7 +417,9 @@ DYN_FAST(m_backward) {
     }
     Py_DECREF(fast);
   }
-  dyn::backward(T(self), g, a[1] && a[1] != Py_None && PyObject_IsTrue(a[1]), has_inputs ? &inputs : nullptr);
+  // retain_graph defaults to create_graph, as PyTorch's
+  bool retain = a[1] && a[1] != Py_None ? PyObject_IsTrue(a[1]) : create_graph;
+  dyn::backward(T(self), g, retain, has_inputs ? &inputs : nullptr, create_graph);
   Py_RETURN_NONE;
 }
 
@@ -548,7 +550,7 @@ PyMethodDef hand_methods[] = {
     DYN_ENTRY("numpy", m_numpy, "a numpy array sharing this tensor's memory"),
     DYN_ENTRY("requires_grad_", m_requires_grad_, "set requires_grad in place"),
     DYN_ENTRY("backward", m_backward,
-              "backward(gradient=None, retain_graph=False, inputs=None): accumulate gradients into leaves' "
+              "backward(gradient=None, retain_graph=None, create_graph=False, inputs=None): accumulate gradients into leaves' "
               ".grad (only into inputs' when given)"),
     DYN_ENTRY("_grad_fn_name", m_grad_fn, "the name of the node that made this tensor, or None"),
     {nullptr, nullptr, 0, nullptr},

@@ -91,6 +91,8 @@ namespace dyn {
 // Accumulates d(root)/d(leaf) into every leaf's .grad (core/api/backward.cpp). gradient: for
 // non-scalar roots.
 // inputs (backward(inputs=...)): only these tensors' .grad get the gradient (a non-leaf's too).
+// create_graph: the derivatives record history too, so that the gradients can be differentiated
+// again (double backward, gradient penalties, Hessian-vector products).
 void backward(const Tensor& root, const Tensor* gradient, bool retain_graph,
-              const std::vector<Tensor>* inputs = nullptr);
+              const std::vector<Tensor>* inputs = nullptr, bool create_graph = false);
 }  // namespace dyn

@@ -33,7 +33,8 @@ Tensor own_grad(const Tensor& g, const Tensor& leaf) {
 }
 }  // namespace
 
-void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, const std::vector<Tensor>* inputs) {
+void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, const std::vector<Tensor>* inputs,
+              bool create_graph) {
   if (!requires_grad(root))
     fail(ErrorKind::Runtime, "element 0 of tensors does not require grad and does not have a grad_fn");
   // backward(inputs=...): leaves outside the list keep their .grad; a non-leaf in it gets its
@@ -63,7 +64,8 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
       }
     }
   } unretain{retained_here};
-  NoGradScope no_grad;
+  // The derivatives run with grad mode off, or on for create_graph: then they record history.
+  GradModeScope mode(create_graph);
   Tensor g0;
   if (gradient && gradient->defined()) {
     DYN_CHECK(gradient->shape() == root.shape(), ErrorKind::Runtime,
@@ -81,6 +83,8 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
   std::unordered_map<GradNode*, int> deps;
   std::vector<GradNode*> stack = {start.get()};
   deps[start.get()] = 0;
+  std::unordered_map<GradNode*, std::shared_ptr<GradNode>> owners;  // create_graph: each node's owner
+  if (create_graph) owners[start.get()] = start;
   while (!stack.empty()) {
     GradNode* n = stack.back();
     stack.pop_back();
@@ -89,6 +93,7 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
       auto [it, fresh] = deps.emplace(e.node.get(), 0);
       ++it->second;
       if (fresh) stack.push_back(e.node.get());
+      if (fresh && create_graph) owners[e.node.get()] = e.node;
     }
   }
   std::unordered_map<GradNode*, std::vector<Tensor>> grads;
@@ -135,7 +140,9 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
     if (n->released)
       fail(ErrorKind::Runtime,
            "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-           "already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
+           "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+           "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+           "you need to access saved tensors after calling backward.");
     check_saved_versions(*n);
     std::vector<Tensor> gin(n->inputs.size());
     bool any = false;
@@ -144,6 +151,20 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
       n->custom(gout, &gin);
     else if (any) {
       DerivativeScope deriving(n->op);
+      // A saved output is kept without history (it would own its own node); a derivative that
+      // reads it (exp's g * y) must see it with its history for the gradient to be differentiated.
+      Tensor plain;
+      if (create_graph && derivative_of(n->op).saves_output && !n->outputs.empty() && n->outputs[0].defined()) {
+        plain = n->outputs[0];
+        n->outputs[0] = output_with_history(owners[n], 0);
+      }
+      struct Restore {
+        GradNode* n;
+        Tensor& plain;
+        ~Restore() {
+          if (plain.defined()) n->outputs[0] = plain;
+        }
+      } restore{n, plain};
       derivative_of(n->op).fn(*n, gout, &gin);
     }
     for (size_t i = 0; i < n->next.size(); ++i) {

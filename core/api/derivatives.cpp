@@ -136,12 +136,13 @@ void d_div(const GradNode& n, GradOut g, GradIn in) {
 void d_pow(const GradNode& n, GradOut g, GradIn in) {
   auto [a, b] = operands(n);
   // d/da a^b = b * a^(b-1), 0 where b == 0; d/db a^b = a^b * log(a), 0 where a == 0 and b >= 0
-  // (PyTorch's masks: they turn 0 * inf at a zero base into the limit, 0).
+  // (PyTorch's masks: they turn 0 * inf at a zero base into the limit, 0), in PyTorch's order:
+  // g * (b * a^(b-1)) and g * (a^b * log(a)), so that the rounding is its.
   Tensor z = fzeros(g[0]);
   Tensor ga = where(ops::binary(OpId::eq, b, S(0)), z,
-                    mul(mul(g[0], b), ops::binary(OpId::pow, a, ops::binary(OpId::sub, b, S(1)))));
+                    mul(g[0], mul(b, ops::binary(OpId::pow, a, ops::binary(OpId::sub, b, S(1))))));
   Tensor zero_base = ops::binary(OpId::logical_and, ops::binary(OpId::eq, a, S(0)), ops::binary(OpId::ge, b, S(0)));
-  Tensor gb = where(zero_base, z, mul(mul(g[0], n.outputs[0]), ops::unary(OpId::log, a)));
+  Tensor gb = mul(g[0], where(zero_base, z, mul(n.outputs[0], ops::unary(OpId::log, a))));
   put(n, in, ga, gb);
 }
 void d_max_min(const GradNode& n, GradOut g, GradIn in, bool is_max) {

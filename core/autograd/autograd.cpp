@@ -243,6 +243,15 @@ void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::str
   link_node(node, in, 0, out);
 }
 
+Tensor output_with_history(const std::shared_ptr<GradNode>& node, int k) {
+  Tensor t = detach(node->outputs[k]);
+  t.impl()->requires_grad_ = true;
+  AutogradMeta& m = meta(t);
+  m.grad_fn = node;
+  m.output = k;
+  return t;
+}
+
 int64_t tensor_version(const Tensor& t) { return std::max<int64_t>(version_now(t), 0); }
 
 bool same_buffer(const Tensor& a, const Tensor& b) {

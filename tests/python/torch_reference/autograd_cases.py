@@ -184,6 +184,155 @@ def cases(torch, wrap=None):
         return [v0, y._version]
     rec("version_counter", version)
 
+    # Higher-order gradients: create_graph=True through each derivative, then backward again.
+    X = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]]
+    W = [[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]
+    F = torch.nn.functional
+    second = {
+        "exp": lambda x: x.exp(), "log": lambda x: (x * x + 1).log(), "sqrt": lambda x: (x * x + 1).sqrt(),
+        "rsqrt": lambda x: (x * x + 1).rsqrt(), "sin": lambda x: x.sin(), "cos": lambda x: x.cos(),
+        "tanh": lambda x: (x * 0.5).tanh(), "sigmoid": lambda x: x.sigmoid(), "relu": lambda x: x.relu() * x,
+        "gelu": lambda x: F.gelu(x), "silu": lambda x: F.silu(x), "erf": lambda x: x.erf(),
+        "abs": lambda x: x.abs() * x, "pow": lambda x: x.abs().pow(2.5), "pow_tensor": lambda x: (x * x + 1).pow(x),
+        "div": lambda x: x / (x * x + 1), "mul": lambda x: x * x * x, "square": lambda x: x.square() * x,
+        "softmax": lambda x: F.softmax(x, 1) * x, "log_softmax": lambda x: F.log_softmax(x, 1) * x,
+        "matmul": lambda x: (x @ torch.tensor(W, dtype=x.dtype)) ** 2,
+        "layer_norm": lambda x: F.layer_norm(x, (3,)) * x, "sum_mean": lambda x: x.sum(1) ** 2 + x.mean(0).sum() * x,
+        "max": lambda x: x.amax(1) * x.sum(1), "clamp": lambda x: x.clamp(-1, 1) * x, "where": lambda x:
+        torch.where(x > 0, x * x, x * 3), "norm": lambda x: x.norm() * x, "cumsum": lambda x: x.cumsum(1) ** 2,
+        "views": lambda x: (x.t().reshape(6)[1:] ** 2).unsqueeze(0).expand(2, 5),
+        "cat_index": lambda x: torch.cat([x, x[:, :1] ** 3], 1)[:, [3, 0]] ** 2,
+        "mse": lambda x: F.mse_loss(x * x, torch.ones_like(x)), "cross_entropy": lambda x: F.cross_entropy(
+            x * x, torch.tensor([2, 0])),
+        "linear": lambda x: F.linear(x, torch.tensor(W, dtype=x.dtype).t(), torch.tensor([0.5, -1.0], dtype=x.dtype))
+        .tanh(),
+    }
+
+    def twice(f):
+        def both(x):
+            y = f(x)
+            wy = torch.arange(1.0, y.numel() + 1, dtype=y.dtype).reshape(y.shape) / 7
+            g, = torch.autograd.grad((y * wy).sum(), x, create_graph=True)
+            wg = torch.arange(1.0, g.numel() + 1, dtype=g.dtype).reshape(g.shape) / 5
+            (g * g * wg).sum().backward()
+            return g.detach()
+
+        x = torch.tensor(X, dtype=torch.float64, requires_grad=True)
+        return (wrap(both) if wrap else both)(x), x.grad
+
+    for name, f in second.items():
+        rec(f"double_backward_{name}", lambda: twice(f))
+
+    def penalty():
+        w = torch.tensor(W, dtype=torch.float64, requires_grad=True)
+        x = torch.tensor(X, dtype=torch.float64, requires_grad=True)
+        out = (x @ w).tanh().sum()
+        g, = torch.autograd.grad(out, x, create_graph=True)
+        loss = out + ((g.norm(2, dim=1) - 1) ** 2).mean()
+        loss.backward()
+        return w.grad, x.grad
+    rec("gradient_penalty", penalty)
+
+    def hvp():
+        x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        v = torch.tensor([1.0, 0.5, -2.0], dtype=torch.float64)
+        y = (x.exp() * x.sin()).sum() + (x[0] * x[1] * x[2])
+        g, = torch.autograd.grad(y, x, create_graph=True)
+        hv, = torch.autograd.grad(g, x, grad_outputs=v)
+        return g.detach(), hv
+    rec("hessian_vector_product", hvp)
+
+    def third():
+        x = torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
+        y = (x ** 4).sum()
+        g1, = torch.autograd.grad(y, x, create_graph=True)
+        g2, = torch.autograd.grad(g1.sum(), x, create_graph=True)
+        g3, = torch.autograd.grad(g2.sum(), x)
+        return g1.detach(), g2.detach(), g3
+    rec("third_derivative", third)
+
+    def backward_create_graph():
+        x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        (x ** 3).sum().backward(create_graph=True)
+        gx = x.grad
+        has = gx.requires_grad
+        x.grad = None
+        gx.sum().backward()
+        return has, x.grad
+    rec("backward_create_graph", backward_create_graph)
+
+    def grad_leaves_untouched():
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        w.grad = torch.tensor([10.0, 10.0])
+        y = (w * x).sum()
+        g, = torch.autograd.grad(y, x)
+        return g, w.grad, x.grad is None
+    rec("grad_leaves_other_grads_alone", grad_leaves_untouched)
+
+    def grad_of_non_leaf():
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        z = x * 2
+        y = (z ** 2).sum()
+        gz, = torch.autograd.grad(y, z)
+        return gz, x.grad is None, z.grad is None
+    rec("grad_with_respect_to_non_leaf", grad_of_non_leaf)
+
+    def grad_unused():
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        u = torch.tensor([1.0], requires_grad=True)
+        return torch.autograd.grad((x * 2).sum(), [x, u])
+    rec("error_grad_unused_input", grad_unused)
+
+    def grad_unused_allowed():
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        u = torch.tensor([1.0], requires_grad=True)
+        g = torch.autograd.grad((x * 2).sum(), [x, u], allow_unused=True)
+        m = torch.autograd.grad((x * 2).sum(), [x, u], materialize_grads=True)
+        return g[0], g[1] is None, m[1]
+    rec("grad_allow_unused", grad_unused_allowed)
+
+    def second_time():
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        y = (x * x).sum()
+        torch.autograd.grad(y, x)
+        torch.autograd.grad(y, x)
+    rec("error_grad_twice_without_retain", second_time)
+
+    # torch.autograd.functional
+    AF = torch.autograd.functional
+    x0 = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    y0 = torch.tensor([[1.0, 2.0], [0.5, -0.25]], dtype=torch.float64)
+    v3 = torch.tensor([1.0, -0.5, 2.0], dtype=torch.float64)
+
+    def f1(x):
+        return x.exp() * x.sin() + x ** 2
+
+    def f2(x, y):
+        return (x[:2] * y).sum(1).tanh(), (x.sum() * y).exp()
+
+    def scalar(x):
+        return (x.exp() * x.sin()).sum() + x[0] * x[1] * x[2]
+
+    def scalar2(x, y):
+        return (x[:2] @ y).sin().sum() * x.sum()
+
+    rec("functional_vjp", lambda: AF.vjp(f1, x0, v3))
+    rec("functional_vjp_tuple", lambda: AF.vjp(f2, (x0, y0), (torch.ones(2, dtype=torch.float64), y0)))
+    rec("functional_jvp", lambda: AF.jvp(f1, x0, v3))
+    rec("functional_jvp_tuple", lambda: AF.jvp(f2, (x0, y0), (v3, y0)))
+    rec("functional_jacobian", lambda: AF.jacobian(f1, x0))
+    rec("functional_jacobian_tuple", lambda: AF.jacobian(f2, (x0, y0)))
+    rec("functional_hessian", lambda: AF.hessian(scalar, x0))
+    rec("functional_hessian_tuple", lambda: AF.hessian(scalar2, (x0, y0)))
+    rec("functional_hvp", lambda: AF.hvp(scalar, x0, v3))
+    rec("functional_vhp", lambda: AF.vhp(scalar2, (x0, y0), (v3, y0)))
+    rec("functional_jacobian_independent", lambda: AF.jacobian(lambda x, y: x * 2, (x0, y0)))
+    rec("error_functional_strict", lambda: AF.jacobian(lambda x, y: x * 2, (x0, y0), strict=True))
+    rec("error_functional_v_missing", lambda: AF.vjp(f1, x0))
+    rec("error_functional_not_scalar", lambda: AF.hessian(f1, x0))
+    rec("error_functional_bad_inputs", lambda: AF.jacobian(f1, [1.0, 2.0]))
+
     # errors
     def leaf_write():
         a = torch.tensor([1.0, 2.0], requires_grad=True)

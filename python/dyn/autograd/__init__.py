@@ -4,53 +4,55 @@ import weakref
 import _dyn
 from _dyn import Tensor
 
-from . import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
+from .. import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulates the gradients of tensors (a tensor or a sequence) into the leaves' .grad (only
-    into the .grad of `inputs` when given)."""
-    if create_graph:
-        raise NotImplementedError("backward(create_graph=True) (higher-order gradients) is not supported by dyn")
+    into the .grad of `inputs` when given). create_graph: the gradients have history of their own."""
     ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     gs = [grad_tensors] if isinstance(grad_tensors, Tensor) or grad_tensors is None else list(grad_tensors)
     if grad_tensors is None:
         gs = [None] * len(ts)
+    if retain_graph is None:
+        retain_graph = create_graph
     for i, (t, g) in enumerate(zip(ts, gs)):
         keep = bool(retain_graph) or i + 1 < len(ts)
-        t.backward(g, retain_graph=keep, inputs=inputs)
+        t.backward(g, retain_graph=keep, create_graph=create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of outputs with respect to inputs, returned (the inputs' .grad is left as it was).
+    """The gradients of outputs with respect to inputs, returned; no tensor's .grad changes.
 
-    dyn computes them with backward() into the leaves, so inputs must be leaf tensors.
-    """
-    if create_graph:
-        raise NotImplementedError("autograd.grad(create_graph=True) (higher-order gradients) is not supported by dyn")
+    dyn computes them with backward(inputs=...), which gives only the inputs their gradient (a
+    non-leaf's as retain_grad would), and puts every .grad back as it was."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) (vmap over grad_outputs) is not supported "
+                                  "by dyn; call grad once per grad_outputs row")
     single = isinstance(inputs, Tensor)
     ins = [inputs] if single else list(inputs)
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     for i, x in enumerate(ins):
         if not x.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-        if not x.is_leaf:
-            raise NotImplementedError(
-                f"autograd.grad with respect to a non-leaf tensor (input {i}, made by {x._grad_fn_name()}) is not "
-                "supported by dyn; differentiate with respect to the leaf tensors it was computed from")
+    for o in outs:
+        if not o.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     saved = [x.grad for x in ins]
     for x in ins:
         x.grad = None
+    result = [None] * len(ins)
     try:
-        backward(outputs, grad_outputs, retain_graph=retain_graph)
+        backward(outs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph, inputs=ins)
         result = [x.grad for x in ins]
     finally:
         for x, g in zip(ins, saved):
             x.grad = g
     for i, r in enumerate(result):
         if r is None and not allow_unused and not materialize_grads:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
-                               "graph. Set allow_unused=True if this is the desired behavior.")
+            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                               "Set allow_unused=True if this is the desired behavior.")
         if r is None and materialize_grads:
             result[i] = _dyn.zeros_like(ins[i])
     return tuple(result)
@@ -211,3 +213,6 @@ _dyn._add_tensor_methods({
     "retains_grad": property(lambda self: _dyn._retains_grad(self), doc="retain_grad() was called on this non-leaf"),
     "_backward_hooks": property(_backward_hooks, doc="the ids of the gradient hooks, or None (PyTorch's dict)"),
 })
+
+
+from . import functional  # noqa: E402,F401  (torch.autograd.functional; needs grad above)
