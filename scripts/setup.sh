@@ -9,6 +9,7 @@ set -euo pipefail
 pkgs=("$@"
   build-essential cmake ninja-build ccache pkg-config
   libpython3-dev python3-numpy
+  python3-pil  # torchvision.utils.save_image writes images through PIL, as torchvision does
   libreadline-dev libfmt-dev libgraphviz-dev graphviz libboost-program-options-dev
   libopenblas-dev libgtest-dev
   libsleef-dev  # vector math: the transcendental kernels (core/ops/vmath.cpp)

@@ -129,7 +129,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile, mark_dynamic, maybe_mark_dynamic, mark_static, InvalidBackend, LiftMismatch  # noqa: E402,F401
-from . import autograd, cuda, amp, backends, compiler, linalg  # noqa: E402,F401
+from . import autograd, cuda, amp, backends, compiler, linalg, accelerator, distributed  # noqa: E402,F401
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 

@@ -644,6 +644,8 @@ _properties = {
     "is_sparse": property(lambda self: False),
     "is_quantized": property(lambda self: False),
     "is_meta": property(lambda self: False),
+    **{f"is_{d}": property(lambda self: False, doc="always False: dyn runs on the CPU")
+       for d in ("xpu", "mps", "mkldnn", "vulkan", "ipu", "hpu", "mtia", "nested")},
     "layout": property(lambda self: "torch.strided"),
     "itemsize": property(lambda self: self.element_size()),
     "nbytes": property(lambda self: self.element_size() * self.numel()),

@@ -46,6 +46,7 @@ def is_parameter(t):
 # The modules import Parameter and is_parameter from here: keep their definitions above this line.
 from . import functional  # noqa: E402,F401
 from . import init  # noqa: E402,F401
+from . import parallel  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .modules import *  # noqa: E402,F401,F403
 from .modules import __all__ as _module_names  # noqa: E402

@@ -3,6 +3,7 @@ import dyn
 
 from .. import Parameter
 from .. import functional as F
+from .attention import MultiheadAttention  # noqa: F401  (PyTorch's home for it: pickles name it)
 from .module import Module, _FunctionModule
 
 
