@@ -24,3 +24,18 @@ for module, out in (("cases", "functional.json"), ("dtype_cases", "dtypes.json")
         f.write('{"torch": "%s", "cases": {\n' % torch.__version__.split("+")[0])
         f.write(",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(recorded.items())))
         f.write("\n}}\n")
+
+# torchvision's cases: with torchvision on the path (tests/corpus/run.py --setup puts 0.29.2 there)
+sys.path.append("/opt/corpus-refdeps")
+try:
+    import torchvision
+except ImportError:
+    print("record.py: no torchvision (run tests/corpus/run.py --setup): vision.json not recorded", file=sys.stderr)
+else:
+    m = importlib.import_module("vision_cases")
+    recorded = {k: m.encode(torch, v) for k, v in m.cases(torch, torchvision).items()}
+    with open(os.path.join(HERE, "vision.json"), "w") as f:
+        f.write('{"torch": "%s", "torchvision": "%s", "cases": {\n' % (torch.__version__.split("+")[0],
+                                                                      torchvision.__version__.split("+")[0]))
+        f.write(",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(recorded.items())))
+        f.write("\n}}\n")
