@@ -203,6 +203,17 @@ DYN_FAST(f_matmul) {
   return wrap(ops::matmul(tensor_arg("_matmul", "input", a[0]), tensor_arg("_matmul", "other", a[1])));
 }
 
+// A value computed outside dyn's ops (LAPACK through numpy: torch.linalg) needs its operand's data:
+// inside a compile region that is a graph break, whose reason names the function.
+DYN_FAST(f_materialize) {
+  PyObject* a[2];
+  parse_args("_materialize", args, nargs, kw, {"input", "what"}, 2, a);
+  const char* what = PyUnicode_AsUTF8(a[1]);
+  if (!what) return nullptr;
+  ensure_materialized(tensor_arg("_materialize", "input", a[0]), BreakKind::Numpy, what);
+  Py_RETURN_NONE;
+}
+
 DYN_FAST(f_set_autocast) {
   PyObject* a[1];
   parse_args("_set_autocast", args, nargs, kw, {"dtype"}, 1, a);
@@ -300,6 +311,7 @@ PyMethodDef compat_functions[] = {
     DYN_ENTRY("autocast_dtype", f_autocast_dtype, "autocast_dtype(): torch.autocast's dtype now, or None"),
     DYN_ENTRY("_set_autocast", f_set_autocast, "_set_autocast(dtype or None)"),
     DYN_ENTRY("_matmul", f_matmul, "_matmul(input, other): the product without autocast"),
+    DYN_ENTRY("_materialize", f_materialize, "_materialize(input, what): its data now (a graph break in a region)"),
     DYN_ENTRY("promote_types", f_promote_types, "promote_types(type1, type2): the smallest dtype both cast to"),
     DYN_ENTRY("_check_device", f_check_device, "_check_device(fn, device): raises unless the device is the CPU"),
     {nullptr, nullptr, 0, nullptr},

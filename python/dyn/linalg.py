@@ -1,12 +1,18 @@
-"""dyn.linalg (torch.linalg): the norms and products composed of dyn's ops. The decompositions and
-solvers (inv, solve, det, qr, svd, eigh, cholesky, lstsq, pinv, ...) need LAPACK, which dyn does
-not use yet: they raise NotImplementedError saying so."""
+"""dyn.linalg (torch.linalg): the norms and products composed of dyn's ops, and the decompositions
+and solvers (inv, solve, det, slogdet, cholesky, eigh, svd, qr, lstsq, pinv, ...) through LAPACK
+(_lapack.py). Those dyn does not compute (eig, lu, matrix_exp, ...) raise NotImplementedError."""
 import math
 
 import dyn
 from ._dtypes import computes_in_float32
 
-__all__ = ["vector_norm", "matrix_norm", "norm", "cross", "vecdot", "matmul", "multi_dot", "diagonal"]
+from ._lapack import _LinAlgError as LinAlgError  # noqa: E402,F401
+from ._lapack import (inv, inv_ex, det, slogdet, solve, solve_ex, solve_triangular, cholesky,  # noqa: E402,F401
+                      cholesky_ex, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq, matrix_rank, matrix_power, cond)
+
+__all__ = ["vector_norm", "matrix_norm", "norm", "cross", "vecdot", "matmul", "multi_dot", "diagonal", "inv", "inv_ex",
+           "det", "slogdet", "solve", "solve_ex", "solve_triangular", "cholesky", "cholesky_ex", "eigh", "eigvalsh",
+           "svd", "svdvals", "qr", "pinv", "lstsq", "matrix_rank", "matrix_power", "cond"]
 
 
 def _dims(dim, ndim):
@@ -58,8 +64,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return vector_norm(A, 2, (r, c), keepdim)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values (an SVD through LAPACK), "
-                                  "which dyn does not compute yet; run the script with dynrepl --real-torch")
+        if (r, c) != (A.dim() - 2, A.dim() - 1):
+            A = A.movedim((r, c), (-2, -1))
+        s = svdvals(A)
+        red = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        return red.unsqueeze(-1).unsqueeze(-1).movedim((-2, -1), (r, c)) if keepdim else red
     if ord in (1, -1):  # absolute column sums
         s = A.abs().sum(r, keepdim=True)
         red = s.amax(c, keepdim=True) if ord == 1 else s.amin(c, keepdim=True)
@@ -121,15 +130,14 @@ def _legacy(dtype):
 
 def _needs_lapack(name):
     def f(*args, **kwargs):
-        raise NotImplementedError(f"torch.linalg.{name} is not supported by dyn yet: it needs LAPACK's "
-                                  "decompositions, which dyn does not use; run the script with dynrepl --real-torch")
+        raise NotImplementedError(f"torch.linalg.{name} is not supported by dyn yet (its LAPACK functions are: inv, "
+                                  "solve, det, slogdet, cholesky, eigh, svd, qr, lstsq, pinv, ...); run the script "
+                                  "with dynrepl --real-torch")
     f.__name__ = name
     return f
 
 
-for _name in ("inv", "inv_ex", "solve", "solve_ex", "det", "slogdet", "qr", "svd", "svdvals", "eig", "eigvals", "eigh",
-              "eigvalsh", "cholesky", "cholesky_ex", "lstsq", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
-              "lu", "lu_factor", "lu_solve", "ldl_factor", "solve_triangular", "tensorinv", "tensorsolve", "cond",
+for _name in ("eig", "eigvals", "matrix_exp", "lu", "lu_factor", "lu_solve", "ldl_factor", "tensorinv", "tensorsolve",
               "householder_product"):
     globals()[_name] = _needs_lapack(_name)
 del _name

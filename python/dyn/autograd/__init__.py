@@ -136,7 +136,8 @@ class Function:
                                    f"(expected {n_args}, got {len(r)})")
             return tuple(r[i] for i in positions)
 
-        _dyn._custom_grad([args[i] for i in positions], tensor_outs, cls.__name__ + "Backward", run_backward)
+        _dyn._custom_grad([args[i] for i in positions], tensor_outs, getattr(cls, "node_name", cls.__name__ + "Backward"),
+                           run_backward)
         return outs if isinstance(out, tuple) else outs[0]
 
 

@@ -1,5 +1,6 @@
 """Records what PyTorch 2.15 returns for the calls of cases.py (into functional.json), of
-dtype_cases.py (into dtypes.json) and of autograd_cases.py (into autograd.json), so that the tests
+dtype_cases.py (into dtypes.json), of autograd_cases.py (into autograd.json) and of linalg_cases.py
+(into linalg.json) (and, with torchvision, vision_cases.py into vision.json), so that the tests
 compare dyn with it without PyTorch installed. Run with PyTorch's own interpreter:
 
     /opt/torch-ref/bin/python tests/python/torch_reference/record.py
@@ -16,7 +17,7 @@ sys.path.insert(0, HERE)
 
 assert torch.__version__.startswith("2.15"), torch.__version__
 for module, out in (("cases", "functional.json"), ("dtype_cases", "dtypes.json"),
-                    ("autograd_cases", "autograd.json")):
+                    ("autograd_cases", "autograd.json"), ("linalg_cases", "linalg.json")):
     m = importlib.import_module(module)
     recorded = {k: m.encode(torch, v) for k, v in m.cases(torch).items()}
     with open(os.path.join(HERE, out), "w") as f:

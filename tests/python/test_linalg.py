@@ -1,0 +1,73 @@
+"""torch.linalg's LAPACK functions (python/dyn/_lapack.py) against PyTorch 2.15
+(torch_reference/linalg.json, recorded by torch_reference/record.py from linalg_cases.py): values,
+gradients (first and second order) and errors; then compiled equal to eager, bit for bit."""
+import json
+import os
+import sys
+import unittest
+
+import dyn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "torch_reference"))
+from linalg_cases import cases, encode  # noqa: E402
+
+# PyTorch's wheels call MKL's LAPACK, dyn Debian's OpenBLAS: the same factorizations, rounded in
+# another order. float64 agrees to 1e-9 of each value (cond and the matrix powers amplify a few
+# ulps), float32 to 1e-4.
+REL = {"float64": 1e-9, "float32": 1e-4}
+
+
+def _close(got, want, rel):
+    if isinstance(got, list) and isinstance(want, list):
+        if len(got) == 3 and isinstance(got[0], str) and got[0] in REL and isinstance(want[0], str):
+            return got[:2] == want[:2] and _close(got[2], want[2], REL[got[0]])
+        return len(got) == len(want) and all(_close(a, b, rel) for a, b in zip(got, want))
+    if isinstance(got, float) and isinstance(want, float):
+        return abs(got - want) <= rel * max(abs(got), abs(want), 1e-12)
+    return got == want
+
+
+class TestAgainstPyTorch(unittest.TestCase):
+    def test_every_case_as_pytorch_2_15(self):
+        with open(os.path.join(HERE, "torch_reference", "linalg.json")) as f:
+            reference = json.load(f)
+        self.assertEqual(reference["torch"], "2.15.0")
+        got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
+        self.assertEqual(sorted(got), sorted(reference["cases"]))
+        for name, want in reference["cases"].items():
+            with self.subTest(case=name):
+                if want[:1] == ["error"]:
+                    self.assertEqual(got[name][:2], want[:2])
+                    self.assertTrue(got[name][2].startswith(want[2]), got[name][2])
+                else:
+                    self.assertTrue(_close(got[name], want, 1e-9), (got[name], want))
+
+    def test_lin_alg_error_is_a_runtime_error(self):
+        self.assertTrue(issubclass(dyn.linalg.LinAlgError, RuntimeError))
+        with self.assertRaises(dyn.linalg.LinAlgError):
+            dyn.linalg.inv(dyn.zeros(2, 2))
+
+
+class TestCompiled(unittest.TestCase):
+    def test_compiled_equals_eager(self):
+        eager = {k: encode(dyn, v) for k, v in cases(dyn).items()}
+        dyn.debug.reset()
+        compiled = {k: encode(dyn, v) for k, v in cases(dyn, wrap=dyn.compile).items()}
+        for k in eager:
+            with self.subTest(case=k):
+                self.assertEqual(compiled[k], eager[k])
+
+    def test_a_call_in_a_region_is_a_graph_break_naming_it(self):
+        @dyn.compile
+        def f(a, b):
+            return dyn.linalg.solve(a @ a.T + dyn.eye(3), b * 2) + 1
+
+        a, b = dyn.randn(3, 3), dyn.randn(3)
+        self.assertTrue(dyn.equal(f(a, b), dyn.linalg.solve(a @ a.T + dyn.eye(3), b * 2) + 1))
+        breaks = dyn.debug.events("graph_break")
+        self.assertTrue(any("torch.linalg.solve (LAPACK)" in str(e) for e in breaks), breaks)
+
+
+if __name__ == "__main__":
+    unittest.main()
