@@ -64,6 +64,7 @@ struct CreationKw {
   std::optional<DType> dtype;
   bool requires_grad = false;
   PyObject* generator = nullptr;  // borrowed
+  PyObject* size = nullptr;       // borrowed: size=... given by keyword
 };
 
 CreationKw creation_kw(const char* fn, Args args, Py_ssize_t nargs, PyObject* kw) {
@@ -80,6 +81,8 @@ CreationKw creation_kw(const char* fn, Args args, Py_ssize_t nargs, PyObject* kw
       check_device(fn, v);
     else if (PyUnicode_CompareWithASCIIString(name, "generator") == 0)
       c.generator = v;
+    else if (PyUnicode_CompareWithASCIIString(name, "size") == 0)
+      c.size = v;
     else if (PyUnicode_CompareWithASCIIString(name, "pin_memory") == 0 ||
              PyUnicode_CompareWithASCIIString(name, "layout") == 0 ||
              PyUnicode_CompareWithASCIIString(name, "memory_format") == 0)
@@ -95,14 +98,20 @@ PyObject* finish(Tensor t, const CreationKw& c) {
   return wrap(std::move(t));
 }
 
-// Shape from *size, where size=... may also come as a keyword.
-Dims creation_shape(const char* fn, Args args, Py_ssize_t nargs) { return shape_args(fn, args, nargs); }
+// Shape from *size, or from size=... as a keyword (torch.empty(size=(2, 3))).
+Dims creation_shape(const char* fn, Args args, Py_ssize_t nargs, const CreationKw& c) {
+  if (!c.size) return shape_args(fn, args, nargs);
+  if (nargs)
+    throw_type_error(fmt::format("{}() got multiple values for argument 'size': give it by position or by keyword",
+                                 fn));
+  return dims_arg(fn, "size", c.size);
+}
 
 template <int Fill>
 DYN_FAST(f_fill) {
   const char* fn = Fill == 0 ? "zeros" : Fill == 1 ? "ones" : "empty";
   CreationKw c = creation_kw(fn, args, nargs, kw);
-  Dims shape = creation_shape(fn, args, nargs);
+  Dims shape = creation_shape(fn, args, nargs, c);
   DType d = c.dtype.value_or(default_float_dtype());
   Tensor t = Fill == 2 ? Tensor::empty(shape, d) : ops::full(shape, Scalar::from_int(Fill), d);
   return finish(t, c);
@@ -124,7 +133,7 @@ template <int Kind>  // 0 rand, 1 randn
 DYN_FAST(f_random) {
   const char* fn = Kind == 0 ? "rand" : "randn";
   CreationKw c = creation_kw(fn, args, nargs, kw);
-  Dims shape = creation_shape(fn, args, nargs);
+  Dims shape = creation_shape(fn, args, nargs, c);
   DType d = c.dtype.value_or(default_float_dtype());
   GeneratorScope g(fn, c.generator);
   return finish(Kind == 0 ? ops::rand(shape, d) : ops::randn(shape, d), c);

@@ -130,6 +130,9 @@ from . import optim  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from ._compile import compile, mark_dynamic, maybe_mark_dynamic, mark_static, InvalidBackend, LiftMismatch  # noqa: E402,F401
 from . import autograd, cuda, amp, backends, compiler, linalg, accelerator, distributed  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401
+from .sparse import sparse_coo_tensor, spmm, sparse_coo, strided, layout  # noqa: E402,F401
+_dyn._add_tensor_methods({"to_sparse": sparse.to_sparse})
 from ._lapack import TORCH_FUNCTIONS as _LAPACK_FUNCTIONS  # noqa: E402
 globals().update(_LAPACK_FUNCTIONS)  # torch.inverse, torch.det, torch.svd, ...
 _dyn._add_tensor_methods(_LAPACK_FUNCTIONS)  # A.inverse(), A.det(), ...

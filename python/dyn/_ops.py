@@ -637,6 +637,11 @@ def _data_set(self, value):
         self.copy_(value)
 
 
+def _strided():
+    from .sparse import strided  # (imported when asked: sparse.py imports dyn)
+    return strided
+
+
 _properties = {
     "data": property(_data_get, _data_set, doc="the same data, outside autograd (as detach())"),
     "is_cuda": property(lambda self: False, doc="always False: dyn runs on the CPU"),
@@ -646,7 +651,7 @@ _properties = {
     "is_meta": property(lambda self: False),
     **{f"is_{d}": property(lambda self: False, doc="always False: dyn runs on the CPU")
        for d in ("xpu", "mps", "mkldnn", "vulkan", "ipu", "hpu", "mtia", "nested")},
-    "layout": property(lambda self: "torch.strided"),
+    "layout": property(lambda self: _strided()),
     "itemsize": property(lambda self: self.element_size()),
     "nbytes": property(lambda self: self.element_size() * self.numel()),
     "mT": property(lambda self: self.transpose(-2, -1)),
