@@ -12,7 +12,7 @@ import dyn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
 from autograd_cases import cases, encode  # noqa: E402
-from reference import assert_as_recorded  # noqa: E402
+from reference import assert_as_recorded, close  # noqa: E402
 
 
 # Where dyn differs from PyTorch 2.15, and how: the recorded result made into what dyn gives.
@@ -41,16 +41,6 @@ SECOND_ORDER = {"gradient_penalty", "hessian_vector_product", "third_derivative"
 ANOTHER_ORDER = ("double_backward_", "functional_")
 
 
-def _close(got, want, rel=1e-9):
-    """Equal but for the last bits of floats; 1 - y * y cancels near y = 1, where one rounding
-    more moves the result by up to a millionth of a millionth of itself."""
-    if isinstance(got, list) and isinstance(want, list):
-        return len(got) == len(want) and all(_close(a, b, rel) for a, b in zip(got, want))
-    if isinstance(got, float) and isinstance(want, float):
-        return abs(got - want) <= rel * max(abs(got), abs(want))
-    return got == want
-
-
 class TestAgainstPyTorch(unittest.TestCase):
     def test_every_case_as_pytorch_2_15(self):
         with open(os.path.join(HERE, "torch_reference", "autograd.json")) as f:
@@ -59,11 +49,11 @@ class TestAgainstPyTorch(unittest.TestCase):
         got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
         for k in FUSED_IN_PYTORCH:
             self.assertNotEqual(got[k], recorded[k], f"{k} now equals PyTorch: take it off FUSED_IN_PYTORCH")
-            self.assertTrue(_close(got[k], recorded[k]), (k, got[k], recorded[k]))
+            self.assertTrue(close(got[k], recorded[k], 1e-9), (k, got[k], recorded[k]))  # 1 - y*y cancels near 1
             known[k] = got[k]
         for k in SECOND_ORDER | {k for k in recorded if k.startswith(ANOTHER_ORDER) and recorded[k][0] != "error"}:
             with self.subTest(case=k):
-                self.assertTrue(_close(got[k], recorded[k], 1e-12), (k, got[k], recorded[k]))
+                self.assertTrue(close(got[k], recorded[k], 1e-12), (k, got[k], recorded[k]))
             known[k] = got[k]
         assert_as_recorded(self, "autograd.json", cases, encode, dyn, known)
 

@@ -11,6 +11,7 @@ import dyn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
 from linalg_cases import cases, encode  # noqa: E402
+from reference import close  # noqa: E402
 
 # PyTorch's wheels call MKL's LAPACK, dyn Debian's OpenBLAS: the same factorizations, rounded in
 # another order. float64 agrees to 1e-9 of each value (cond and the matrix powers amplify a few
@@ -19,13 +20,12 @@ REL = {"float64": 1e-9, "float32": 1e-4}
 
 
 def _close(got, want, rel):
+    """close(), with each tensor's tolerance chosen by its dtype."""
+    if isinstance(got, list) and len(got) == 3 and isinstance(got[0], str) and got[0] in REL:
+        return isinstance(want, list) and got[:2] == want[:2] and close(got[2], want[2], REL[got[0]])
     if isinstance(got, list) and isinstance(want, list):
-        if len(got) == 3 and isinstance(got[0], str) and got[0] in REL and isinstance(want[0], str):
-            return got[:2] == want[:2] and _close(got[2], want[2], REL[got[0]])
         return len(got) == len(want) and all(_close(a, b, rel) for a, b in zip(got, want))
-    if isinstance(got, float) and isinstance(want, float):
-        return abs(got - want) <= rel * max(abs(got), abs(want), 1e-12)
-    return got == want
+    return close(got, want, rel)
 
 
 class TestAgainstPyTorch(unittest.TestCase):

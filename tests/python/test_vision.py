@@ -13,21 +13,13 @@ import torchvision  # dyn.compat.torchvision, under dynrepl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
-from reference import assert_as_recorded  # noqa: E402
+from reference import assert_as_recorded, close  # noqa: E402
 from vision_cases import cases, encode, write_mnist  # noqa: E402
 
 
 # A tensor resized up with antialias=True (Resize's default): PyTorch runs its antialiasing kernel,
 # which computes bilinear's weights another way; dyn runs bilinear interpolation. Within 2e-6.
 CLOSE = {"resize_tensor_up": 2e-6}
-
-
-def _close(a, b, rel):
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y, rel) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= rel * max(abs(a), abs(b), 1.0)
-    return a == b
 
 
 class TestAgainstTorchvision(unittest.TestCase):
@@ -38,7 +30,7 @@ class TestAgainstTorchvision(unittest.TestCase):
         known = {}
         for k, rel in CLOSE.items():
             self.assertNotEqual(got[k], recorded[k], f"{k} now equals torchvision's: take it off CLOSE")
-            self.assertTrue(_close(got[k], recorded[k], rel), k)
+            self.assertTrue(close(got[k], recorded[k], rel, floor=1.0), k)  # pixels in [0, 1]
             known[k] = got[k]
         assert_as_recorded(self, "vision.json", lambda torch: cases(torch, torchvision), encode, dyn, known)
 

@@ -2,6 +2,8 @@
 give, and the errors PyTorch raises (a leaf, a view of a leaf, a view made under no_grad, a saved
 value written before backward()). Run by PyTorch 2.15 to record autograd.json (record.py) and by
 dyn to compare with it (test_autograd_inplace.py)."""
+from reference import encode_value, recorder
+
 
 
 def _grads(torch, f, *leaves, wrap=None):
@@ -18,11 +20,7 @@ def _grads(torch, f, *leaves, wrap=None):
 def cases(torch, wrap=None):
     r = {}
 
-    def rec(k, f):
-        try:
-            r[k] = f()
-        except Exception as e:  # noqa: BLE001 - the error is the recorded result
-            r[k] = ("error", type(e).__name__, str(e).split("\n")[0])
+    rec = recorder(r)
 
     A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
     B = [[2.0, 0.25, -1.0], [3.0, -0.5, 1.0]]
@@ -398,17 +396,4 @@ def cases(torch, wrap=None):
 
 
 def encode(torch, v):
-    """A result as JSON: [dtype, shape, values] for a tensor (NaN and infinities as strings), lists
-    for tuples, the error's type and first line."""
-    def clean(o):
-        if isinstance(o, list):
-            return [clean(e) for e in o]
-        return str(o) if isinstance(o, float) and (o != o or o in (float("inf"), -float("inf"))) else o
-
-    if isinstance(v, torch.Tensor):
-        return [str(v.dtype).split(".")[-1], list(v.shape), clean(v.tolist())]
-    if isinstance(v, tuple) and v and v[0] == "error":
-        return list(v)
-    if isinstance(v, (tuple, list)):
-        return [encode(torch, e) for e in v]
-    return v
+    return encode_value(torch, v)

@@ -4,6 +4,8 @@ batched too): values, gradients and the errors. Run by PyTorch 2.15 to record li
 OpenBLAS's, so values are compared to a relative tolerance, not bit for bit."""
 import numpy as np
 
+from reference import encode_value, recorder
+
 
 def _spd(r, n, batch=()):
     m = r.standard_normal(batch + (n, n))
@@ -14,11 +16,7 @@ def cases(torch, wrap=None):
     r = {}
     L = torch.linalg
 
-    def rec(k, f):
-        try:
-            r[k] = f()
-        except Exception as e:  # noqa: BLE001 - the error is the recorded result
-            r[k] = ("error", type(e).__name__, str(e).split("\n")[0])
+    rec = recorder(r)
 
     g = np.random.default_rng(11)
     S = _spd(g, 4)
@@ -104,17 +102,4 @@ def _double(torch, G):
 
 
 def encode(torch, v):
-    def clean(o):
-        if isinstance(o, list):
-            return [clean(e) for e in o]
-        return str(o) if isinstance(o, float) and (o != o or o in (float("inf"), -float("inf"))) else o
-
-    if isinstance(v, torch.Tensor):
-        return [str(v.dtype).split(".")[-1], list(v.shape), clean(v.tolist())]
-    if isinstance(v, tuple) and v and v[0] == "error":
-        return [v[0], v[1], v[2].replace("torch.", "").replace("dyn.", "")]
-    if isinstance(v, (tuple, list)):
-        return [encode(torch, e) for e in v]
-    if type(v).__name__ in ("Size",):
-        return list(v)
-    return v
+    return encode_value(torch, v)

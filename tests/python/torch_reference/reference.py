@@ -1,4 +1,6 @@
-"""Comparing dyn's results with a file record.py wrote from PyTorch 2.15."""
+"""Comparing dyn's results with a file record.py wrote from PyTorch 2.15, and what the case files
+share: recording each call's result or error, encoding it as JSON, and comparing floats to a
+relative tolerance where the two libraries compute in another order (each test says why)."""
 import json
 import os
 
@@ -22,3 +24,46 @@ def assert_as_recorded(tc, json_name, cases, encode, torch_like, known_differenc
                 tc.assertTrue(got[name][2].startswith(want[2]), got[name][2])
             else:
                 tc.assertEqual(got[name], want)
+
+
+def recorder(r):
+    """rec(name, f): r[name] = f(), or the error f raised: ("error", type name, first line)."""
+    def rec(k, f):
+        try:
+            r[k] = f()
+        except Exception as e:  # noqa: BLE001 - the error is the recorded result
+            r[k] = ("error", type(e).__name__, str(e).split("\n")[0])
+    return rec
+
+
+def _finite(o):
+    if isinstance(o, list):
+        return [_finite(e) for e in o]
+    return str(o) if isinstance(o, float) and (o != o or o in (float("inf"), -float("inf"))) else o
+
+
+def encode_value(torch, v):
+    """A result as JSON: [dtype, shape, values] for a tensor (NaN and infinities as strings), a
+    dtype's name, lists for tuples and sizes, the error's type and first line with "torch." and
+    "dyn." taken out of it (dtypes print as torch.float32 in one and dyn.float32 in the other)."""
+    if isinstance(v, torch.Tensor):
+        return [str(v.dtype).split(".")[-1], list(v.shape), _finite(v.tolist())]
+    if isinstance(v, torch.dtype):
+        return "dtype:" + str(v).split(".")[-1]
+    if isinstance(v, tuple) and v and v[0] == "error":
+        return [v[0], v[1], v[2].replace("torch.", "").replace("dyn.", "")]
+    if isinstance(v, (tuple, list)) or type(v).__name__ == "Size":
+        return [encode_value(torch, e) for e in v]
+    if isinstance(v, str):
+        return v.replace("torch.", "").replace("dyn.", "")
+    return v
+
+
+def close(got, want, rel, floor=1e-12):
+    """Encoded results equal but for floats within rel of the larger magnitude (or of floor, for
+    values smaller than it)."""
+    if isinstance(got, list) and isinstance(want, list):
+        return len(got) == len(want) and all(close(a, b, rel, floor) for a, b in zip(got, want))
+    if isinstance(got, float) and isinstance(want, float):
+        return abs(got - want) <= rel * max(abs(got), abs(want), floor)
+    return got == want

@@ -8,6 +8,8 @@ import tempfile
 
 import numpy as np
 
+from reference import encode_value, recorder
+
 
 def _images():
     r = np.random.default_rng(7)
@@ -47,15 +49,11 @@ def cases(torch, torchvision):
     if hasattr(D.CIFAR10, "_check_integrity"):
         # torchvision checks the real CIFAR files' md5 sums: these synthetic ones are let through
         D.CIFAR10._check_integrity = lambda self: True
-        import torchvision.datasets.cifar as cifar
-        cifar.check_integrity = lambda *args, **kwargs: True
+        import torchvision.datasets.cifar as tv_cifar
+        tv_cifar.check_integrity = lambda *args, **kwargs: True
     r = {}
 
-    def rec(k, f):
-        try:
-            r[k] = f()
-        except Exception as e:  # noqa: BLE001 - the error is the recorded result
-            r[k] = ("error", type(e).__name__, str(e).split("\n")[0])
+    rec = recorder(r)
 
     rgb, gray = _images()
     prgb, pgray = Image.fromarray(rgb), Image.fromarray(gray)
@@ -133,19 +131,4 @@ def cases(torch, torchvision):
 
 
 def encode(torch, v):
-    def clean(o):
-        if isinstance(o, list):
-            return [clean(e) for e in o]
-        return str(o) if isinstance(o, float) and (o != o or o in (float("inf"), -float("inf"))) else o
-
-    if isinstance(v, torch.Tensor):
-        return [str(v.dtype).split(".")[-1], list(v.shape), clean(v.tolist())]
-    if isinstance(v, torch.dtype):
-        return "dtype:" + str(v).split(".")[-1]
-    if isinstance(v, tuple) and v and v[0] == "error":  # dtypes print as torch.uint8 / dyn.uint8
-        return [v[0], v[1], v[2].replace("torch.", "").replace("dyn.", "")]
-    if isinstance(v, (tuple, list)):
-        return [encode(torch, e) for e in v]
-    if isinstance(v, str):
-        return v.replace("torch.", "").replace("dyn.", "")
-    return v
+    return encode_value(torch, v)
