@@ -44,26 +44,27 @@ class TensorImpl {
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
+  // (The members are ordered to leave no padding: one impl per tensor and view, 224 bytes.)
   Storage* storage_;
   Dims shape_;
   Dims strides_;    // in elements
   int64_t offset_;  // in elements
-  DType dtype_;
-  bool requires_grad_ = false;
   std::shared_ptr<AutogradMeta> autograd_;  // .grad and grad_fn, when there are any
-  std::atomic<int32_t> refs_{1};
-  Capture* capture_ = nullptr;  // set while lazy
-  int32_t lazy_value_ = -1;     // the value id in the capture's current segment
+  Capture* capture_ = nullptr;              // set while lazy
   // The capture's list of its live lazy tensors runs through them (LazyList, capture.h).
   TensorImpl* lazy_prev_ = nullptr;
   TensorImpl* lazy_next_ = nullptr;
+  // A view op's result: the tensor whose memory it views (never itself such a view), held: an
+  // in-place op with autograd gives that tensor the write's history.
+  TensorImpl* view_base_ = nullptr;
+  std::atomic<int32_t> refs_{1};
+  int32_t lazy_value_ = -1;  // the value id in the capture's current segment
+  DType dtype_;
+  bool requires_grad_ = false;
   bool lazy_listed_ = false;
   uint8_t dynamic_dims_ = 0;  // dims marked dynamic (dyn.mark_dynamic), bit d: compiled calls keep them symbolic
-  // A view op's result: whether grad mode was off when it was made (autograd then refuses to give
-  // it history, as PyTorch), and the tensor whose memory it views (never itself such a view),
-  // held: an in-place op with autograd gives that tensor the write's history.
+  // A view made with grad mode off: autograd refuses to give it history (as PyTorch).
   bool view_made_without_grad_ = false;
-  TensorImpl* view_base_ = nullptr;
 };
 
 // A handle to a TensorImpl; copying shares the tensor (like torch.Tensor objects in Python).

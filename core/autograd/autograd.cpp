@@ -70,8 +70,7 @@ bool stale_view(const TensorImpl* p) {
 }
 }  // namespace
 
-bool requires_grad(const Tensor& t) {
-  if (!t.defined()) return false;
+bool requires_grad_of_view(const Tensor& t) {
   if (stale_view(t.impl())) refresh_view_history(t);
   return t.impl()->requires_grad_;
 }

@@ -70,7 +70,15 @@ struct AutogradMeta {
   int64_t seen_rebases = 0;
 };
 
-bool requires_grad(const Tensor& t);
+// (Inline: it is asked of every operand of every op. A view whose base took new history since its
+// own was made gets its history anew first: Note [in-place history].)
+bool requires_grad_of_view(const Tensor& t);
+inline bool requires_grad(const Tensor& t) {
+  if (!t.defined()) return false;
+  const TensorImpl* p = t.impl();
+  if (p->view_base_ && p->view_base_->autograd_) return requires_grad_of_view(t);
+  return p->requires_grad_;
+}
 const Tensor& grad_of(const Tensor& t);  // undefined Tensor if none
 void set_grad(const Tensor& t, const Tensor& g);
 std::shared_ptr<GradNode> grad_fn_of(const Tensor& t);
