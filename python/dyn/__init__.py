@@ -43,12 +43,14 @@ from . import _ops  # noqa: E402
 from . import _functional  # noqa: E402  (registers its methods with _ops before install)
 from . import _scans  # noqa: E402,F401  (cumprod, cummax, cummin: methods registered the same way)
 from . import _statistics, _pointwise  # noqa: E402,F401  (var, norm, ...; square, lerp, ...: the same way)
+from . import _composites  # noqa: E402  (copysign, nansum, scatter_reduce, kron, ...: the same way)
 from ._torch_api import *  # noqa: E402,F401,F403
 from ._dtypes import *  # noqa: E402,F401,F403
 from ._torch_api import device, CPU as _CPU  # noqa: E402
 from . import random  # noqa: E402,F401  (torch.random)
 
 globals().update(_ops.install(lambda self: _CPU))
+globals().update(_composites.FUNCTIONS)  # torch.tril_indices, torch.hann_window, ... (not Tensor methods)
 globals().update(_functional.FUNCTIONS)
 
 # Functions that take a tensor first are the Tensor methods themselves: dyn.exp(x) is Tensor.exp(x).

@@ -114,9 +114,12 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for large |x|."""
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for large |x|. Both branches are
+    chosen with x < 0, as PyTorch's derivative chooses them, so that the gradient at 0 is 1/2."""
     check_tensor("logsigmoid", "input", input)
-    return input.clamp(max=0.0) - input.abs().neg().exp().log1p()
+    neg = input < 0
+    z = dyn.zeros((), dtype=input.dtype)
+    return dyn.where(neg, input, z) - dyn.where(neg, input, -input).exp().log1p()
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -155,3 +158,42 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return input.log_softmax(_softmax_dim(input.ndim) if dim is None else dim, dtype=dtype)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def hardshrink(input, lambd=0.5):
+    return dyn.where(input.abs() > lambd, input, dyn.zeros((), dtype=input.dtype))
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        legacy = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+        name = str(input.dtype).split(".")[-1]
+        raise RuntimeError(f"lambda must be in range [0, {dyn.finfo(input.dtype).max:g}] for input dtype "
+                           f"{legacy.get(name, name)}, but found {lambd:g}")
+    z = dyn.zeros((), dtype=input.dtype)
+    return dyn.where(input > lambd, input - lambd, dyn.where(input < -lambd, input + lambd, z))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a slope drawn uniformly from [lower, upper] per element in training, their
+    mean in evaluation."""
+    if training:
+        slope = dyn.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+        out = dyn.where(input >= 0, input, input * slope)
+    else:
+        out = leaky_relu(input, (lower + upper) / 2)
+    return _inplace(input, out, inplace)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    gumbels = -dyn.empty(logits.shape, dtype=logits.dtype).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = dyn.zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -11,6 +11,11 @@ from ._activation import (  # noqa: F401
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from ._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad, unfold  # noqa: F401
 from ._distance import cosine_similarity, pairwise_distance  # noqa: F401
+from ._loss_margin import (  # noqa: F401
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+    multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+)
+from ._activation import gumbel_softmax, hardshrink, rrelu, softshrink, tanhshrink  # noqa: F401
 from ._dropout import dropout, dropout1d, dropout2d, dropout3d  # noqa: F401
 from ._interpolate import interpolate  # noqa: F401
 from ._linear import embedding, linear, one_hot  # noqa: F401

@@ -17,7 +17,8 @@ sys.path.insert(0, HERE)
 
 assert torch.__version__.startswith("2.15"), torch.__version__
 for module, out in (("cases", "functional.json"), ("dtype_cases", "dtypes.json"),
-                    ("autograd_cases", "autograd.json"), ("linalg_cases", "linalg.json")):
+                    ("autograd_cases", "autograd.json"), ("linalg_cases", "linalg.json"),
+                    ("api_cases", "api.json")):
     m = importlib.import_module(module)
     recorded = {k: m.encode(torch, v) for k, v in m.cases(torch).items()}
     with open(os.path.join(HERE, out), "w") as f:

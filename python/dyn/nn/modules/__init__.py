@@ -1,8 +1,9 @@
 """dyn.nn.modules: every nn.Module class, one file per family (as torch.nn.modules)."""
 from .module import Module  # noqa: F401
 from .activation import (  # noqa: F401
-    CELU, ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
-    ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softsign, Tanh, Threshold,
+    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU,
+    ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanh,
+    Tanhshrink, Threshold,
 )
 from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
@@ -12,7 +13,9 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .linear import Flatten, Identity, Linear, Unflatten, Unfold  # noqa: F401
 from .loss import (  # noqa: F401
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
+    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss,
+    SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
 )
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm  # noqa: F401
 from .padding import *  # noqa: F401,F403
@@ -25,6 +28,6 @@ from .sparse import Embedding  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
-from .upsampling import PixelShuffle, PixelUnshuffle, Upsample  # noqa: F401
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
 __all__ = sorted(name for name, value in globals().items() if isinstance(value, type) and issubclass(value, Module))

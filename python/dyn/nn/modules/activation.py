@@ -170,3 +170,49 @@ class Softmin(_DimFunction):
 
 class LogSoftmax(_DimFunction):
     _fn = staticmethod(F.log_softmax)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Hardshrink(_FunctionModule):
+    _fn, _args = staticmethod(F.hardshrink), ("lambd",)
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(_FunctionModule):
+    _fn, _args = staticmethod(F.softshrink), ("lambd",)
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return input.softmax(-3)

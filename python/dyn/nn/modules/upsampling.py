@@ -33,3 +33,13 @@ class PixelUnshuffle(_FunctionModule):
     def __init__(self, downscale_factor):
         super().__init__()
         self.downscale_factor = downscale_factor
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
