@@ -85,6 +85,11 @@ COMPUTE = {
         "({p}.bfloat16() - {q}.bfloat16()).abs().sqrt()", "{p}.to(dyn.int32) * 3 + {q}.int()",
         "({p} * 40).to(dyn.int8) * 5", "({p} * 3).to(dyn.uint8).to({p}.dtype)", "{p}.half().sum(-1, keepdim=True)",
         "{p}.bfloat16().cumsum(-1)", "({p}.int() // 2) % 3 + {q}",
+        # composites of the namespace (their gradients are PyTorch's, not always the ops')
+        "{p}.copysign({q})", "dyn.xlogy({p}, {q}.abs() + 0.5)", "{p}.sinc() * {q}", "{p}.logcumsumexp(-1)",
+        "dyn.nansum({p}, -1, keepdim=True) + {q}", "{p}.diff(dim=-1, prepend={q}[..., :1])",
+        "{p}.scatter_reduce(-1, {q}.argsort(-1), {q}, 'amax')",
+        "{p}.index_fill(-1, dyn.tensor([0]), 0.5) * {q}",
     ],
     1: ["{p} * ({p} @ {q})", "{p}.unsqueeze(0).squeeze(0)", "({p}.unsqueeze(-1) * {q}.unsqueeze(0)).sum(-1)",
         "{p}[dyn.arange({p}.shape[0]).flip(0)]", "{p}.roll(1, 0) * {q}"],
@@ -92,7 +97,9 @@ COMPUTE = {
         "{p}.permute(1, 0).t()", "{p}.unsqueeze(1).squeeze(1)", "{p} + {q}[:1]", "{p} * {q}[:, :1]",
         "{p}.index_select(0, dyn.arange({p}.shape[0]).flip(0))", "{p}.tril() + {q}.t().t()",
         "({p}.unsqueeze(0) + {q}.unsqueeze(1)).sum(0)", "{p}.sum(0, keepdim=True) * {q}",
-        "{p}.prod(-1, keepdim=True) + {q}", "dyn.cat([{p}, {q}], 1)[:, ::2]"],
+        "{p}.prod(-1, keepdim=True) + {q}", "dyn.cat([{p}, {q}], 1)[:, ::2]",
+        "{p}.unfold(1, 1, 1).sum(-1) + {q}", "dyn.kron({p}, dyn.ones(1, 1)) * {q}",
+        "{p}.masked_scatter({q} > 0, {p} * 2)"],
 }
 NO_GRAD_RESULT = ("detach", "numpy", "requires_grad_")  # templates whose result is not a graph of p's leaves
 
