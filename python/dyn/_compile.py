@@ -320,11 +320,73 @@ class CompiledFunction:
     def _orig_mod(self):
         return self._module if self._module is not None else self.__wrapped__
 
+    # PyTorch's OptimizedModule holds the module as its submodule _orig_mod: names of parameters,
+    # buffers and submodules, and state_dict keys, start with "_orig_mod." (a checkpoint of a
+    # compiled module has them; loading one needs them).
+    _PREFIX = "_orig_mod."
+
+    def _prefixed(self, items):
+        return ((self._PREFIX + name, value) for name, value in items)
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        module = self._need_module("state_dict")
+        return module.state_dict(destination=destination, prefix=prefix + self._PREFIX, keep_vars=keep_vars)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        module = self._need_module("load_state_dict")
+        own = {}
+        unexpected = []
+        for k, v in state_dict.items():
+            if k.startswith(self._PREFIX):
+                own[k[len(self._PREFIX):]] = v
+            else:
+                unexpected.append(k)
+        if unexpected and strict:
+            missing = [self._PREFIX + k for k in module.state_dict() if k not in own]
+            msg = f"Error(s) in loading state_dict for {type(self).__name__}:"
+            if missing:
+                msg += "\n\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+            msg += "\n\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+            raise RuntimeError(msg + "\n\t(a compiled module's keys start with '_orig_mod.'; load into the "
+                                     "module itself, ._orig_mod, for keys without it)")
+        return module.load_state_dict(own, strict=strict)
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._need_module("named_parameters").named_parameters(prefix + self._PREFIX.rstrip("."), recurse,
+                                                                      remove_duplicate)
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._need_module("named_buffers").named_buffers(prefix + self._PREFIX.rstrip("."), recurse,
+                                                                remove_duplicate)
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        yield prefix, self
+        yield from self._need_module("named_modules").named_modules(memo, prefix + self._PREFIX.rstrip("."),
+                                                                    remove_duplicate)
+
+    def named_children(self):
+        yield self._PREFIX.rstrip("."), self._need_module("named_children")
+
+    def children(self):
+        yield self._need_module("children")
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def _need_module(self, what):
+        if self._module is None:
+            raise AttributeError(f"{what}: a compiled function has none (only a compiled nn.Module has)")
+        return self._module
+
     def __get__(self, obj, objtype=None):
         # A compiled method stays a method.
         return self if obj is None else functools.partial(self.__call__, obj)
 
     def __repr__(self):
+        if self._module is not None:  # PyTorch's OptimizedModule's repr
+            inner = repr(self._module).replace("\n", "\n  ")
+            return f"OptimizedModule(\n  (_orig_mod): {inner}\n)"
         return f"<dyn.compile {self.name} backend={self.backend!r} fullgraph={self.fullgraph}>"
 
 

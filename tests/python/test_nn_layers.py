@@ -509,7 +509,8 @@ class TestBatchNorm(unittest.TestCase):
                                                 "num_batches_tracked"])
         self.assertEqual(m.weight.tolist(), [1.0] * 3)
         self.assertEqual(m.bias.tolist(), [0.0] * 3)
-        self.assertEqual(repr(m), "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)")
+        self.assertEqual(repr(m), "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+                                  "track_running_stats=True)")
         with self.assertRaisesRegex(ValueError, r"expected 4D input \(got 3D input\)"):
             m(dyn.zeros(2, 3, 4))
         with self.assertRaisesRegex(ValueError, "Expected more than 1 value per channel when training"):

@@ -298,10 +298,16 @@ class TestTorchCompile(unittest.TestCase):
         self.assertIs(cm._orig_mod, m)
         self.assertIs(cm.__wrapped__, m)
         self.assertEqual([id(p) for p in cm.parameters()], [id(p) for p in m.parameters()])
-        self.assertEqual(list(dict(cm.named_parameters())), ["0.weight", "0.bias", "3.weight", "3.bias"])
+        # PyTorch's OptimizedModule: the module is its submodule _orig_mod
+        self.assertEqual(list(dict(cm.named_parameters())),
+                         ["_orig_mod.0.weight", "_orig_mod.0.bias", "_orig_mod.3.weight", "_orig_mod.3.bias"])
         sd = cm.state_dict()
-        self.assertEqual(list(sd), list(m.state_dict()))
-        self.assertEqual(sd["0.weight"].tolist(), m[0].weight.tolist())
+        self.assertEqual(list(sd), ["_orig_mod." + k for k in m.state_dict()])
+        self.assertEqual(sd["_orig_mod.0.weight"].tolist(), m[0].weight.tolist())
+        self.assertEqual([n for n, _ in cm.named_modules()][:3], ["", "_orig_mod", "_orig_mod.0"])
+        self.assertTrue(repr(cm).startswith("OptimizedModule(\n  (_orig_mod): Sequential(\n    (0): Linear("))
+        with self.assertRaisesRegex(RuntimeError, "Unexpected key\\(s\\) in state_dict: \"0.weight\""):
+            cm.load_state_dict(m.state_dict())
         cm.eval()
         self.assertEqual((m.training, m[2].training, cm.training), (False, False, False))
         x = randt(3, 4, seed=5)

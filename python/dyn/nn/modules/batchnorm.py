@@ -15,11 +15,12 @@ class _BatchNorm(Module):
     _dims = ()
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        _optional_parameters(self, affine, (num_features,), dtype, weight=dyn.ones, bias=dyn.zeros)
+        _optional_parameters(self, affine, (num_features,), dtype, weight=dyn.ones)
+        _optional_parameters(self, affine and bias, (num_features,), dtype, bias=dyn.zeros)
         if track_running_stats:
             self.register_buffer("running_mean", dyn.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", dyn.ones(num_features, dtype=dtype))
@@ -41,7 +42,8 @@ class _BatchNorm(Module):
         if self.affine:
             with dyn.no_grad():
                 self.weight.fill_(1.0)
-                self.bias.zero_()
+                if self.bias is not None:
+                    self.bias.zero_()
 
     def _check_input_dim(self, input):
         if input.ndim not in self._dims:
@@ -63,7 +65,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
