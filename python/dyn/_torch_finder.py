@@ -25,8 +25,7 @@ RENAMED = {
     "torch.utils.data.dataloader": "dyn.utils.data",
     "torch.utils.data.dataset": "dyn.utils.data",
     "torch.utils.data.sampler": "dyn.utils.data",
-    "torch.optim.optimizer": "dyn.optim",
-    **{f"torch.optim.{m}": "dyn.optim" for m in ("sgd", "adam", "adamw", "adagrad", "adadelta", "rmsprop", "lbfgs")},
+    "torch.optim.adamw": "dyn.optim.adam",
 }
 
 

@@ -18,7 +18,7 @@ sys.path.insert(0, HERE)
 assert torch.__version__.startswith("2.15"), torch.__version__
 for module, out in (("cases", "functional.json"), ("dtype_cases", "dtypes.json"),
                     ("autograd_cases", "autograd.json"), ("linalg_cases", "linalg.json"),
-                    ("api_cases", "api.json")):
+                    ("api_cases", "api.json"), ("optim_cases", "optim.json")):
     m = importlib.import_module(module)
     recorded = {k: m.encode(torch, v) for k, v in m.cases(torch).items()}
     with open(os.path.join(HERE, out), "w") as f:

@@ -64,6 +64,8 @@ def close(got, want, rel, floor=1e-12):
     values smaller than it)."""
     if isinstance(got, list) and isinstance(want, list):
         return len(got) == len(want) and all(close(a, b, rel, floor) for a, b in zip(got, want))
+    if isinstance(got, dict) and isinstance(want, dict):
+        return got.keys() == want.keys() and all(close(got[k], want[k], rel, floor) for k in got)
     if isinstance(got, float) and isinstance(want, float):
         return abs(got - want) <= rel * max(abs(got), abs(want), floor)
     return got == want
