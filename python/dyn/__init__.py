@@ -152,3 +152,9 @@ from .nn import Parameter as _Parameter  # noqa: E402,F401
 
 from . import utils, serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+
+# numpy's names for the inverse trigonometric functions, which PyTorch has too (torch.arcsin, x.arccos())
+_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+            "arctanh": "atanh", "arctan2": "atan2"}
+globals().update({a: globals()[n] for a, n in _ALIASES.items() if n in globals()})
+_dyn._add_tensor_methods({a: getattr(Tensor, n) for a, n in _ALIASES.items() if hasattr(Tensor, n)})

@@ -76,22 +76,22 @@ class TestImportTorch(unittest.TestCase):
         torch.backends.cudnn.benchmark = False
 
     def test_missing_module_names_itself_and_real_torch(self):
-        for name in ("torch.fx", "torch.fx.passes"):
+        for name in ("torch.ao", "torch.ao.quantization"):
             with self.subTest(module=name):
                 with self.assertRaises(ModuleNotFoundError) as cm:
                     fresh_import(name)
                 e = cm.exception
                 self.assertIsInstance(e, ImportError)
-                self.assertEqual(e.name, "torch.fx")
-                self.assertIn("torch.fx", str(e))
+                self.assertEqual(e.name, "torch.ao")
+                self.assertIn("torch.ao", str(e))
                 self.assertIn("--real-torch", str(e))
         try:  # the common guard in programs works
-            import torch.fx as fx  # noqa: F401
-            have_fx = True
+            import torch.ao as ao  # noqa: F401
+            have_ao = True
         except ImportError:
-            have_fx = False
-        self.assertFalse(have_fx)
-        self.assertNotIn("torch.fx", sys.modules)
+            have_ao = False
+        self.assertFalse(have_ao)
+        self.assertNotIn("torch.ao", sys.modules)
 
     def test_companions(self):
         import torchvision

@@ -1,0 +1,104 @@
+"""torch.fx under dyn (python/dyn/fx): symbolic tracing of functions and modules into graphs whose
+nodes, printed graph and generated code are torch.fx's (the expected texts below are what PyTorch
+2.15's torch.fx printed for the same programs), graph editing, and GraphModule running the code."""
+import operator
+import unittest
+
+import torch  # dyn, under dynrepl
+import torch.fx as fx
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+        self.w = torch.nn.Parameter(torch.ones(2))
+
+    def forward(self, x, y=2.0):
+        h = torch.relu(self.lin(x)) * self.w + y
+        return h.sum(dim=-1), x[:, 0]
+
+
+GRAPH = """graph():
+    %x : [num_users=2] = placeholder[target=x]
+    %y : [num_users=1] = placeholder[target=y](default=2.0)
+    %lin : [num_users=1] = call_module[target=lin](args = (%x,), kwargs = {})
+    %relu : [num_users=1] = call_function[target=torch.relu](args = (%lin,), kwargs = {})
+    %w : [num_users=1] = get_attr[target=w]
+    %mul : [num_users=1] = call_function[target=operator.mul](args = (%relu, %w), kwargs = {})
+    %add : [num_users=1] = call_function[target=operator.add](args = (%mul, %y), kwargs = {})
+    %sum_1 : [num_users=1] = call_method[target=sum](args = (%add,), kwargs = {dim: -1})
+    %getitem : [num_users=1] = call_function[target=operator.getitem](args = (%x, (slice(None, None, None), 0)), \
+kwargs = {})
+    return (sum_1, getitem)"""
+
+CODE = """
+
+
+def forward(self, x, y = 2.0):
+    lin = self.lin(x)
+    relu = torch.relu(lin);  lin = None
+    w = self.w
+    mul = relu * w;  relu = w = None
+    add = mul + y;  mul = y = None
+    sum_1 = add.sum(dim = -1);  add = None
+    getitem = x[(slice(None, None, None), 0)];  x = None
+    return (sum_1, getitem)
+    """
+
+
+class TestTrace(unittest.TestCase):
+    def test_module_graph_and_code_are_torch_fx_s(self):
+        m = M()
+        gm = fx.symbolic_trace(m)
+        self.assertEqual(str(gm.graph), GRAPH)
+        self.assertEqual(gm.code, CODE)
+        self.assertEqual(type(gm).__name__, "M")
+        x = torch.randn(4, 3)
+        for a, b in zip(gm(x), m(x)):
+            self.assertTrue(torch.equal(a, b))
+        self.assertEqual([n.op for n in gm.graph.nodes][:3], ["placeholder", "placeholder", "call_module"])
+
+    def test_edit_replace_erase_recompile(self):
+        gm = fx.symbolic_trace(M())
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and n.target is operator.mul:
+                with gm.graph.inserting_after(n):
+                    new = gm.graph.call_function(torch.sub, n.args)
+                n.replace_all_uses_with(new)
+                gm.graph.erase_node(n)
+        gm.graph.lint()
+        gm.recompile()
+        self.assertIn("sub = torch.sub(relu, w);  relu = w = None", gm.code)
+        x = torch.randn(2, 3)
+        want = (torch.relu(gm.lin(x)) - gm.w + 2.0).sum(dim=-1)
+        self.assertTrue(torch.equal(gm(x)[0], want))
+
+    def test_errors(self):
+        with self.assertRaisesRegex(fx.TraceError, "control flow"):
+            fx.symbolic_trace(lambda x: x if x.sum() > 0 else -x)
+        gm = fx.symbolic_trace(lambda x: torch.exp(x) + 1)
+        node = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+        with self.assertRaisesRegex(RuntimeError, "still had 1 users"):
+            gm.graph.erase_node(node)
+
+    def test_a_new_graph_built_by_hand(self):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        y = g.call_function(torch.exp, (x,))
+        g.output(g.call_method("sum", (y,)))
+        gm = fx.GraphModule(torch.nn.Module(), g)
+        t = torch.tensor([0.0, 1.0])
+        self.assertTrue(torch.equal(gm(t), t.exp().sum()))
+        self.assertIn("exp = torch.exp(x);  x = None", gm.code)
+
+    def test_tracing_leaves_dyn_as_it_was(self):
+        before = torch.exp
+        with self.assertRaises(fx.TraceError):
+            fx.symbolic_trace(lambda x: [v for v in x])
+        self.assertIs(torch.exp, before)
+        self.assertIs(torch.nn.Module.__call__, torch.nn.Module.__dict__["__call__"])
+
+
+if __name__ == "__main__":
+    unittest.main()
