@@ -29,6 +29,9 @@ class Storage {
   int64_t version = 0;
   // Memory another library lent read-only (a read-only numpy array): in-place ops refuse it.
   bool read_only = false;
+  // The op of the last in-place write with autograd history here (an OpId, -1: none): autograd's
+  // error for a saved value written since names it, as PyTorch names the tensor's grad_fn.
+  int16_t last_history_op = -1;
   void release();
 
  private:

@@ -153,18 +153,28 @@ void backward(const Tensor& root, const Tensor* gradient, bool retain_graph, con
       DerivativeScope deriving(n->op);
       // A saved output is kept without history (it would own its own node); a derivative that
       // reads it (exp's g * y) must see it with its history for the gradient to be differentiated.
+      // Saved inputs are kept without history too (autograd.cpp's link_node says why): they get
+      // the history they had when the op ran.
       Tensor plain;
-      if (create_graph && derivative_of(n->op).saves_output && !n->outputs.empty() && n->outputs[0].defined()) {
-        plain = n->outputs[0];
-        n->outputs[0] = output_with_history(owners[n], 0);
+      std::vector<Tensor> plain_inputs;
+      if (create_graph) {
+        if (derivative_of(n->op).saves_output && !n->outputs.empty() && n->outputs[0].defined()) {
+          plain = n->outputs[0];
+          n->outputs[0] = output_with_history(owners[n], 0);
+        }
+        plain_inputs = n->inputs;
+        for (size_t i = 0; i < n->inputs.size() && i < n->next.size(); ++i)
+          if (n->inputs[i].defined()) n->inputs[i] = input_with_history(*n, i);
       }
       struct Restore {
         GradNode* n;
         Tensor& plain;
+        std::vector<Tensor>& inputs;
         ~Restore() {
           if (plain.defined()) n->outputs[0] = plain;
+          if (!inputs.empty()) n->inputs = std::move(inputs);
         }
-      } restore{n, plain};
+      } restore{n, plain, plain_inputs};
       derivative_of(n->op).fn(*n, gout, &gin);
     }
     for (size_t i = 0; i < n->next.size(); ++i) {

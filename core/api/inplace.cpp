@@ -133,6 +133,16 @@ void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, T
     r = dispatch(op, args, a);
   }
   if (r.dtype() != self.dtype()) r = ops::to_dtype(r, self.dtype());
+  if (!requires_grad(r) && (requires_grad(self) || (base.defined() && requires_grad(base)))) {
+    // Nothing of the old values reaches the result (x.gt_(0)): they get a zero gradient, and the
+    // tensor keeps requiring grad, as PyTorch's GtBackward0 and its kind give.
+    GradNode named;
+    named.op = op;
+    const Tensor old[1] = {self};
+    set_custom_history(r, old, named.name(), [](std::span<const Tensor> g, std::vector<Tensor>* gin) {
+      (*gin)[0] = zeros(g[0].shape(), g[0].dtype());
+    });
+  }
   {
     NoGradScope no_grad;
     Attrs c;
@@ -141,6 +151,7 @@ void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, T
     dispatch_into(OpId::cast, src, c, self);
   }
   if (Capture* cap = Capture::active()) cap->note_inplace_history();
+  if (Storage* st = self.storage()) st->last_history_op = static_cast<int16_t>(op);
   if (!base.defined()) {
     take_history(self, r);
     return;
@@ -170,8 +181,9 @@ Tensor view_history(const Tensor& base, const Tensor& view, std::span<const Tens
   const Tensor from[1] = {base};
   if (requires_grad(base))
     set_custom_history(view, from, kViewNode, [idx, bshape, nb](std::span<const Tensor> g, std::vector<Tensor>* gin) {
+      // index_add, not scatter: an expanded view reads one element of the base several times
       Tensor src = ops::reshape(g[0], Dims{idx.numel()});
-      (*gin)[0] = ops::reshape(ops::scatter(zeros(Dims{nb}, src.dtype()), 0, idx, src), bshape);
+      (*gin)[0] = ops::reshape(ops::index_add(zeros(Dims{nb}, src.dtype()), 0, idx, src), bshape);
     });
   view.impl()->autograd_->seen_rebases = base.impl()->autograd_->rebases;
   return idx;

@@ -242,6 +242,19 @@ void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::str
   link_node(node, in, 0, out);
 }
 
+Tensor input_with_history(const GradNode& n, size_t i) {
+  const GradEdge& e = n.next[i];
+  if (e.node && e.node->accumulates)  // a leaf: the leaf itself (an alias's meta would own its accumulator)
+    return e.node->leaf ? Tensor::borrow(e.node->leaf) : detach(n.inputs[i]);
+  Tensor a = detach(n.inputs[i]);
+  if (!e.node) return a;
+  a.impl()->requires_grad_ = true;
+  AutogradMeta& m = meta(a);
+  m.grad_fn = e.node;
+  m.output = e.output;
+  return a;
+}
+
 Tensor output_with_history(const std::shared_ptr<GradNode>& node, int k) {
   Tensor t = detach(node->outputs[k]);
   t.impl()->requires_grad_ = true;
@@ -289,17 +302,23 @@ uint32_t inputs_read_by_derivative(OpId op, const Attrs& a, size_t num_inputs) {
 namespace {
 
 // PyTorch's words for a saved value modified in place: the tensor, and which op's output it is.
-void check_version(const GradNode& n, const Tensor& t, int64_t saved, bool is_output) {
+void check_version(const GradNode& n, const Tensor& t, int64_t saved, int input) {
   if (!t.defined() || saved < 0) return;
   int64_t now = version_now(t);
   if (now == saved) return;
   std::string maker;
   int k = 0;
-  if (is_output) {
+  if (input < 0) {
     maker = n.name();
-  } else if (auto fn = t.impl()->autograd_ ? t.impl()->autograd_->grad_fn : nullptr) {
-    maker = fn->name();
-    k = t.impl()->autograd_->output;
+  } else if (const Storage* st = t.storage(); st && st->last_history_op >= 0) {
+    // PyTorch names the saved tensor's grad_fn now: the in-place write that changed it
+    auto op = static_cast<OpId>(st->last_history_op);
+    GradNode named;
+    named.op = op;
+    maker = op == OpId::cast ? "CopyBackwards" : op == OpId::full ? "FillBackward" : named.name();
+  } else if (const GradEdge& e = n.next[input]; e.node && !e.node->accumulates) {
+    maker = e.node->name();  // (the saved input is an alias: its maker is its edge's node)
+    k = e.output;
   }
   if (size_t b = maker.rfind("Backward"); b != std::string::npos && b > 0) maker.resize(b);
   std::string which = maker.empty() ? "" : fmt::format(", which is output {} of {},", k, maker);
@@ -325,8 +344,8 @@ std::shared_ptr<GradNode> accumulator_of(const Tensor& leaf) {
 
 void check_saved_versions(const GradNode& n) {
   for (size_t i = 0; i < n.inputs.size() && i < n.versions.size(); ++i)
-    check_version(n, n.inputs[i], n.versions[i], false);
-  if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, true);
+    check_version(n, n.inputs[i], n.versions[i], static_cast<int>(i));
+  if (!n.outputs.empty()) check_version(n, n.outputs[0], n.output_version, -1);
 }
 
 namespace {
@@ -335,10 +354,15 @@ namespace {
 void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in, uint32_t saved,
                std::span<const Tensor> out) {
   for (const Tensor& t : in) {
-    // Inputs are kept as they are: they never point back to this node (only outputs could, through
-    // their grad_fn, which is why outputs are saved as detached aliases). The same handle also
-    // keeps a traced backward reading the very graph value the forward read.
-    node->inputs.push_back(t);
+    // An input is kept as another handle to its values, never as the tensor itself: an in-place
+    // write may later give the tensor a history that leads back to this node (x += f(x),
+    // out[:, t] = h with h made from out), and the two would hold each other. The alias reads the
+    // same memory (and versions), or in a compile region the same graph value; its history, which
+    // only create_graph needs, is the edge below (input_with_history). (A tensor from outside a
+    // compile region is kept as itself: the capture knows its inputs by identity, by which it names
+    // them and fetches them on a lifted call.)
+    bool outside = !t.lazy() && Capture::active();
+    node->inputs.push_back(outside ? t : detach(t));
     bool reads = node->versions.size() < 32 && (saved >> node->versions.size() & 1u);
     node->versions.push_back(reads ? version_now(t) : -1);
     GradEdge e;
@@ -375,7 +399,14 @@ bool record_grad(OpId op, std::span<const Tensor> in, const Attrs& a, std::span<
   auto node = std::make_shared<GradNode>();
   node->op = op;
   node->attrs = a;
-  link_node(node, in, inputs_read_by_derivative(op, a, in.size()), out);
+  uint32_t saved = inputs_read_by_derivative(op, a, in.size());
+  if (in.size() == 2 && (op == OpId::mul || op == OpId::matmul || op == OpId::div)) {
+    // One operand's values serve only the other's gradient (x * m: m for x's, x for m's): with the
+    // other not requiring grad it is not saved, as PyTorch saves it, so writing it after is fine.
+    if (!requires_grad(in[1])) saved &= ~1u;
+    if (!requires_grad(in[0]) && op != OpId::div) saved &= ~2u;
+  }
+  link_node(node, in, saved, out);
   if (d.saves_output && node->outputs[0].defined()) node->output_version = version_now(node->outputs[0]);
   return true;
 }

@@ -118,6 +118,8 @@ void note_view_made(TensorImpl* view, const TensorImpl* base);
 void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::string name, CustomBackward backward);
 // The bits of the inputs whose values the op's derivative reads (a Python-number operand counts).
 uint32_t inputs_read_by_derivative(OpId op, const Attrs& a, size_t num_inputs);
+// create_graph: another handle to node n's input i with the history it had when n was recorded.
+Tensor input_with_history(const GradNode& n, size_t i);
 // create_graph: another handle to node's output k whose history is the node itself.
 Tensor output_with_history(const std::shared_ptr<GradNode>& node, int k);
 // Tensor._version: the in-place writes its memory has had.

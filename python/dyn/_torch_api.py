@@ -518,8 +518,8 @@ def _random_methods():
     """In-place random fills: Tensor.uniform_, normal_, bernoulli_, random_, exponential_."""
 
     def _fill(self, values):
-        with _GradMode(False):
-            return self.copy_(values)
+        # (in grad mode a write with history: the old values' gradient is zero, as PyTorch's)
+        return self.copy_(values.detach())
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         lo, hi = kw.get("a", from_), kw.get("b", to)

@@ -10,10 +10,15 @@ import dyn
 from ._util import check_tensor
 
 
-def _inplace(input, out, inplace):
-    # The activation written into its input, with autograd's history of the write (the old values'
-    # gradient is zero, the written values' is out's); relu and hardtanh write with their own op.
-    return input.copy_(out) if inplace else out
+def _inplace(input, f, inplace):
+    """f(input), or with inplace f's result written into input. With autograd involved f reads a
+    clone, so that the write does not change a value f's derivative saved (PyTorch's in-place
+    activations save their result instead); relu and hardtanh write with their own op."""
+    if not inplace:
+        return f(input)
+    if dyn.is_grad_enabled() and input.requires_grad:
+        return input.copy_(f(input.clone()))
+    return input.copy_(f(input))
 
 
 def relu(input, inplace=False):
@@ -26,7 +31,7 @@ def relu6(input, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     check_tensor("leaky_relu", "input", input)
-    return _inplace(input, dyn.where(input > 0, input, input * negative_slope), inplace)
+    return _inplace(input, lambda x: dyn.where(x > 0, x, x * negative_slope), inplace)
 
 
 def prelu(input, weight):
@@ -51,20 +56,19 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def elu(input, alpha=1.0, inplace=False):
     check_tensor("elu", "input", input)
-    return _inplace(input, dyn.where(input > 0, input, input.clamp(max=0.0).expm1() * alpha), inplace)
+    return _inplace(input, lambda x: dyn.where(x > 0, x, x.clamp(max=0.0).expm1() * alpha), inplace)
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, elu(input, alpha) * scale, inplace)
+    return _inplace(input, lambda x: elu(x, alpha) * scale, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
     check_tensor("celu", "input", input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu's alpha must not be 0")
-    neg = (input.clamp(max=0.0) / alpha).expm1() * alpha
-    return _inplace(input, dyn.where(input > 0, input, neg), inplace)
+    return _inplace(input, lambda x: dyn.where(x > 0, x, (x.clamp(max=0.0) / alpha).expm1() * alpha), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -78,19 +82,19 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, input.silu(), inplace)
+    return _inplace(input, lambda x: x.silu(), inplace)
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * softplus(input).tanh(), inplace)
+    return _inplace(input, lambda x: x * softplus(x).tanh(), inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, (input / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
+    return _inplace(input, lambda x: (x / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
-    return _inplace(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _inplace(input, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
 
 
 def sigmoid(input):
@@ -123,7 +127,7 @@ def logsigmoid(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, dyn.where(input > threshold, input, dyn.full((), value, dtype=input.dtype)), inplace)
+    return _inplace(input, lambda x: dyn.where(x > threshold, x, dyn.full((), value, dtype=x.dtype)), inplace)
 
 
 def glu(input, dim=-1):
@@ -183,10 +187,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     mean in evaluation."""
     if training:
         slope = dyn.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
-        out = dyn.where(input >= 0, input, input * slope)
-    else:
-        out = leaky_relu(input, (lower + upper) / 2)
-    return _inplace(input, out, inplace)
+        return _inplace(input, lambda x: dyn.where(x >= 0, x, x * slope), inplace)
+    return _inplace(input, lambda x: leaky_relu(x, (lower + upper) / 2), inplace)
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

@@ -182,6 +182,40 @@ def cases(torch, wrap=None):
         return [v0, y._version]
     rec("version_counter", version)
 
+    # from a review: an expanded view read after its base was written, an in-place op without a
+    # derivative, a saved operand whose gradient nobody needs, random fills, in-place activations
+    def expanded_view_after_write(a):
+        x = a * 1
+        y = x.expand(3, 2)
+        x.mul_(2)
+        return y * torch.arange(6.0, dtype=a.dtype).reshape(3, 2)
+    rec("expanded_view_read_after_write", lambda: _grads(torch, expanded_view_after_write, [1.0, 2.0], wrap=wrap))
+
+    def gt_in_place(a):
+        x = a * 1
+        v = x[:2]
+        x.gt_(0)
+        return v * 1 + x
+    rec("gt_in_place", lambda: _grads(torch, gt_in_place, [1.5, -2.5, 3.25], wrap=wrap))
+
+    def unneeded_saved_operand(a):
+        x = a * 1
+        y = x * torch.tensor([0.0, 2.0, 2.0], dtype=a.dtype)
+        x.add_(1)
+        return y + x
+    rec("unneeded_saved_operand_written", lambda: _grads(torch, unneeded_saved_operand, [1.0, 2.0, 3.0], wrap=wrap))
+
+    def random_fill_view(a):
+        x = a * 1.5
+        x[:2].uniform_()
+        return x[2:] * 1
+    rec("random_fill_of_a_view", lambda: _grads(torch, random_fill_view, [-1.0, 0.7, 2.0, 3.0], wrap=wrap))
+
+    def inplace_elu(a):
+        x = a * 1
+        return torch.nn.functional.elu(x, inplace=True) + torch.nn.functional.silu(a * 2, inplace=True)
+    rec("inplace_elu_silu_non_leaf", lambda: _grads(torch, inplace_elu, [-1.0, 0.5, 2.0], wrap=wrap))
+
     # Higher-order gradients: create_graph=True through each derivative, then backward again.
     X = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]]
     W = [[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]
