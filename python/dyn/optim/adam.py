@@ -4,7 +4,7 @@ import math
 import dyn
 
 from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_,  # noqa: F401
-                        _no_differentiable, _pow_of_step, _step_count)
+                        _adam_prologue, _no_differentiable, _pow_of_step, _step_count)
 
 
 class Adam(Optimizer):
@@ -32,16 +32,9 @@ class Adam(Optimizer):
 
     def _update(self, p, grad, state, g):
         beta1, beta2 = g["betas"]
-        lr, wd = g["lr"], g["weight_decay"]
+        lr = g["lr"]
         step, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        if g["maximize"]:
-            grad = -grad
-        step.add_(1)
-        if wd != 0:
-            if g["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)  # AdamW: decay the parameter itself
-            else:
-                grad = grad.add(p, alpha=wd)  # Adam: L2 penalty in the gradient
+        grad = _adam_prologue(p, grad, state, g)  # (AdamW decays the parameter; Adam adds an L2 term)
         _lerp_(m, grad, 1 - beta1)
         _addcmul_(v.mul_(beta2), grad, grad, 1 - beta2)
         bias_correction1 = 1 - _pow_of_step(beta1, step)

@@ -1,7 +1,8 @@
 """Adamax (torch.optim.adamax): Adam with the infinity norm of past gradients."""
 import dyn
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_, _no_differentiable
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_,  # noqa: F401
+                        _no_differentiable)
 from .optimizer import _pow_of_step, _step_count
 
 

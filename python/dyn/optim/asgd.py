@@ -1,7 +1,8 @@
 """ASGD (torch.optim.asgd): averaged stochastic gradient descent."""
 import dyn
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_, _no_differentiable
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_,  # noqa: F401
+                        _no_differentiable)
 from .optimizer import _pow_of_step, _step_count
 from .adamax import _scalar_state
 

@@ -1,8 +1,9 @@
 """NAdam (torch.optim.nadam): Adam with Nesterov momentum and a momentum schedule."""
 import dyn
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_, _no_differentiable
-from .optimizer import _pow_of_step, _step_count
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_,  # noqa: F401
+                        _no_differentiable)
+from .optimizer import _adam_prologue, _pow_of_step, _step_count
 from .adamax import _betas, _scalar_state
 
 
@@ -24,17 +25,10 @@ class NAdam(Optimizer):
 
     def _update(self, p, grad, state, g):
         beta1, beta2 = g["betas"]
-        lr, wd, md = g["lr"], g["weight_decay"], g["momentum_decay"]
+        lr, md = g["lr"], g["momentum_decay"]
         step, mu_product, m, v = state["step"], state["mu_product"], state["exp_avg"], state["exp_avg_sq"]
-        if g["maximize"]:
-            grad = -grad
-        step.add_(1)
+        grad = _adam_prologue(p, grad, state, g)
         bias_correction2 = 1 - _pow_of_step(beta2, step)
-        if wd != 0:
-            if g["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
         # PyTorch computes these in Python doubles from the step count: float64 0-dim tensors here
         mu = beta1 * (1.0 - 0.5 * (dyn.full((), 0.96, dtype=dyn.float64) ** (step * md)))
         mu_next = beta1 * (1.0 - 0.5 * (dyn.full((), 0.96, dtype=dyn.float64) ** ((step + 1) * md)))

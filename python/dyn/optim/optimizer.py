@@ -272,3 +272,18 @@ def _check_nonnegative(**values):
 def _no_differentiable(differentiable):
     if differentiable:
         raise NotImplementedError("dyn.optim has no differentiable optimizers; pass differentiable=False")
+
+
+def _adam_prologue(p, grad, state, g):
+    """What Adam and its kind (AdamW, NAdam, RAdam) do first: maximize, count the step, and weight
+    decay: decoupled, the parameter shrinks by lr * weight_decay; else an L2 term in the gradient."""
+    if g["maximize"]:
+        grad = -grad
+    state["step"].add_(1)
+    wd = g["weight_decay"]
+    if wd != 0:
+        if g["decoupled_weight_decay"]:
+            p.mul_(1 - g["lr"] * wd)
+        else:
+            grad = grad.add(p, alpha=wd)
+    return grad

@@ -1,8 +1,9 @@
 """RAdam (torch.optim.radam): Adam with the variance of the adaptive learning rate rectified."""
 import dyn
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_, _no_differentiable
-from .optimizer import _pow_of_step, _step_count
+from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check, _check_lr, _check_nonnegative, _lerp_,  # noqa: F401
+                        _no_differentiable)
+from .optimizer import _adam_prologue, _pow_of_step, _step_count
 from .adamax import _betas
 
 
@@ -21,16 +22,9 @@ class RAdam(Optimizer):
 
     def _update(self, p, grad, state, g):
         beta1, beta2 = g["betas"]
-        lr, wd = g["lr"], g["weight_decay"]
+        lr = g["lr"]
         step, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        if g["maximize"]:
-            grad = -grad
-        step.add_(1)
-        if wd != 0:
-            if g["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
+        grad = _adam_prologue(p, grad, state, g)
         _lerp_(m, grad, 1 - beta1)
         _addcmul_(v.mul_(beta2), grad, grad, 1 - beta2)
         bias_correction1 = 1 - _pow_of_step(beta1, step)
