@@ -150,14 +150,16 @@ void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, T
     const Tensor src[1] = {r};
     dispatch_into(OpId::cast, src, c, self);
   }
-  if (Capture* cap = Capture::active()) cap->note_inplace_history();
+  Capture* cap = Capture::active();
+  if (cap) cap->note_inplace_history();
   if (Storage* st = self.storage()) st->last_history_op = static_cast<int16_t>(op);
   if (!base.defined()) {
     take_history(self, r);
-    return;
+  } else {
+    const Tensor parts[2] = {base, r};
+    view_history(base, self, parts);
   }
-  const Tensor parts[2] = {base, r};
-  view_history(base, self, parts);
+  if (cap) release_holders(base.defined() ? base.impl() : self.impl());  // (nodes made above included)
 }
 
 Tensor view_history(const Tensor& base, const Tensor& view, std::span<const Tensor> copy_slices) {

@@ -30,6 +30,17 @@ AutogradMeta& meta(const Tensor& t) {
 
 void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in, uint32_t saved,
                std::span<const Tensor> out);
+
+// The nodes that kept a tensor from outside a compile region as itself (link_node says why): if an
+// in-place write later gives that tensor history, they would hold it in a cycle; release_holders
+// swaps them for aliases then. Expired entries are dropped as the list grows.
+thread_local std::vector<std::weak_ptr<GradNode>> t_outside_holders;
+
+void note_outside_holder(const std::shared_ptr<GradNode>& node) {
+  if (t_outside_holders.size() >= 64 && (t_outside_holders.size() & (t_outside_holders.size() - 1)) == 0)
+    std::erase_if(t_outside_holders, [](const std::weak_ptr<GradNode>& w) { return w.expired(); });
+  t_outside_holders.push_back(node);
+}
 int64_t version_now(const Tensor& t);
 
 std::string camel(std::string_view s) {
@@ -266,6 +277,15 @@ Tensor output_with_history(const std::shared_ptr<GradNode>& node, int k) {
 
 int64_t tensor_version(const Tensor& t) { return std::max<int64_t>(version_now(t), 0); }
 
+void release_holders(const TensorImpl* root) {
+  for (const auto& w : t_outside_holders)
+    if (auto n = w.lock())
+      for (Tensor& in : n->inputs)
+        // the tensor itself or a view of it (a view holds its base); the same memory and
+        // versions, only the identity goes
+        if (in.defined() && (in.impl() == root || in.impl()->view_base_ == root)) in = detach(in);
+}
+
 bool same_buffer(const Tensor& a, const Tensor& b) {
   if (a.impl() == b.impl()) return true;
   if (Capture* c = Capture::active(); c && (a.lazy() || b.lazy())) return c->same_buffer(a, b);
@@ -363,6 +383,7 @@ void link_node(const std::shared_ptr<GradNode>& node, std::span<const Tensor> in
     // them and fetches them on a lifted call.)
     bool outside = !t.lazy() && Capture::active();
     node->inputs.push_back(outside ? t : detach(t));
+    if (outside) note_outside_holder(node);
     bool reads = node->versions.size() < 32 && (saved >> node->versions.size() & 1u);
     node->versions.push_back(reads ? version_now(t) : -1);
     GradEdge e;

@@ -118,6 +118,10 @@ void note_view_made(TensorImpl* view, const TensorImpl* base);
 void set_custom_history(const Tensor& self, std::span<const Tensor> in, std::string name, CustomBackward backward);
 // The bits of the inputs whose values the op's derivative reads (a Python-number operand counts).
 uint32_t inputs_read_by_derivative(OpId op, const Attrs& a, size_t num_inputs);
+// A tensor (a root, not a view) is about to take new history from an in-place write: nodes that
+// kept it or a view of it as an input (a tensor from outside a compile region) keep an alias
+// instead, so that none holds it in a cycle.
+void release_holders(const TensorImpl* root);
 // create_graph: another handle to node n's input i with the history it had when n was recorded.
 Tensor input_with_history(const GradNode& n, size_t i);
 // create_graph: another handle to node's output k whose history is the node itself.
