@@ -102,8 +102,8 @@ PyObject* finish(Tensor t, const CreationKw& c) {
 Dims creation_shape(const char* fn, Args args, Py_ssize_t nargs, const CreationKw& c) {
   if (!c.size) return shape_args(fn, args, nargs);
   if (nargs)
-    throw_type_error(fmt::format("{}() got multiple values for argument 'size': give it by position or by keyword",
-                                 fn));
+    throw_type_error(
+        fmt::format("{}() got multiple values for argument 'size': give it by position or by keyword", fn));
   return dims_arg(fn, "size", c.size);
 }
 
@@ -438,6 +438,23 @@ PyObject* size_numel(PyObject* self, PyObject*) {
   return PyLong_FromLongLong(n);
 }
 
+// Size + tuple and Size[a:b] are Sizes, as torch.Size's (tuple's own would give plain tuples).
+PyObject* as_size(PyObject* t) {
+  if (!t || !PyTuple_Check(t) || Py_TYPE(t) == SizeType) return t;
+  PyObject* s = PyObject_CallOneArg(reinterpret_cast<PyObject*>(SizeType), t);
+  Py_DECREF(t);
+  return s;
+}
+
+PyObject* size_concat(PyObject* self, PyObject* other) {
+  return as_size(PyTuple_Type.tp_as_sequence->sq_concat(self, other));
+}
+
+PyObject* size_subscript(PyObject* self, PyObject* key) {
+  PyObject* r = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+  return PySlice_Check(key) ? as_size(r) : r;
+}
+
 PyMethodDef size_methods[] = {
     {"numel", size_numel, METH_NOARGS, "product of the sizes"},
     {nullptr, nullptr, 0, nullptr},
@@ -468,6 +485,8 @@ PyMODINIT_FUNC PyInit__dyn() {
     PyModule_AddObject(m, dnames[i], o);
   }
   static PyType_Slot size_slots[] = {{Py_tp_repr, reinterpret_cast<void*>(size_repr)},
+                                     {Py_sq_concat, reinterpret_cast<void*>(size_concat)},
+                                     {Py_mp_subscript, reinterpret_cast<void*>(size_subscript)},
                                      {Py_tp_methods, size_methods},
                                      {Py_tp_doc, const_cast<char*>("The shape of a tensor: a tuple of ints.")},
                                      {0, nullptr}};
