@@ -28,7 +28,9 @@ def _float(x):
 def _value_of(value, grad):
     """value's numbers with grad's gradient: for results whose formula PyTorch differentiates
     differently than the ops that give the values would (grad's value equals value where finite)."""
-    return value.detach() + (grad - grad.detach())
+    delta = grad - grad.detach()
+    # an infinite grad would give inf - inf = NaN: its elements get value's number and no gradient
+    return value.detach() + dyn.where(grad.isfinite(), delta, dyn.zeros((), dtype=delta.dtype))
 
 
 @method
@@ -259,13 +261,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             return value.reshape(input.shape)
         # The gradient goes to the elements equal to the result, shared among ties; input's own
         # element counts as a tie when equal, even with include_self=False (PyTorch's backward).
-        src_wins = (vals == value[pos]).to(vals.dtype)
-        self_wins = (base == value).to(base.dtype)
-        ties = dyn.zeros(n, dtype=vals.dtype).index_add(0, pos, src_wins) + self_wins
+        # (where, not a product with the 0/1 mask: an infinite loser times 0 would be NaN)
+        src_wins, self_wins = vals == value[pos], base == value
+        ties = dyn.zeros(n, dtype=vals.dtype).index_add(0, pos, src_wins.to(vals.dtype)) + self_wins.to(base.dtype)
         ties = dyn.where(ties == 0, dyn.ones((), dtype=ties.dtype), ties)
-        share = dyn.zeros(n, dtype=vals.dtype).index_add(0, pos, vals * src_wins / ties[pos])
+        zero = dyn.zeros((), dtype=vals.dtype)
+        share = dyn.zeros(n, dtype=vals.dtype).index_add(0, pos, dyn.where(src_wins, vals, zero) / ties[pos])
         if include_self:
-            share = share + base * self_wins / ties
+            share = share + dyn.where(self_wins, base, zero) / ties
         out = _value_of(value, dyn.where(touched, share, base))
     else:  # prod: each position's values multiplied in order, one pass per repeat
         out = base.clone() if include_self else dyn.where(touched, dyn.ones((), dtype=base.dtype), base)
