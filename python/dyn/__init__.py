@@ -138,6 +138,9 @@ _dyn._add_tensor_methods({"to_sparse": sparse.to_sparse})
 from ._lapack import TORCH_FUNCTIONS as _LAPACK_FUNCTIONS  # noqa: E402
 globals().update(_LAPACK_FUNCTIONS)  # torch.inverse, torch.det, torch.svd, ...
 _dyn._add_tensor_methods(_LAPACK_FUNCTIONS)  # A.inverse(), A.det(), ...
+from . import special  # noqa: E402
+globals().update(special.TORCH_FUNCTIONS)  # torch.lgamma, torch.erfinv, ...
+_dyn._add_tensor_methods(special.TENSOR_METHODS)
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 

@@ -118,6 +118,38 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if unbatched else out
 
 
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: [N, C * kH * kW, L] -> [N, C, H, W], overlapping blocks summed in
+    PyTorch's order (channel, kernel row, kernel column, block)."""
+    check_tensor("fold", "input", input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
+                           f"{input.ndim}D)")
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    (h, w), (kh, kw) = ntuple(output_size, 2, "output_size"), ntuple(kernel_size, 2, "kernel_size")
+    (dh, dw), (ph, pw) = ntuple(dilation, 2, "dilation"), ntuple(padding, 2, "padding")
+    sh, sw = ntuple(stride, 2, "stride")
+    n, rows, cols = x.shape
+    if rows % (kh * kw):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={rows} and kernel_size=({kh}, {kw}).")
+    hp, wp = h + 2 * ph, w + 2 * pw
+    ho, wo = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    if ho * wo != cols:
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
+                           f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {ho} * {wo} = {ho * wo}, but got "
+                           f"input.size(2)={cols}.")
+    c = rows // (kh * kw)
+    i = dyn.arange(kh).reshape(kh, 1, 1, 1) * dh + dyn.arange(ho).reshape(1, 1, ho, 1) * sh
+    j = dyn.arange(kw).reshape(1, kw, 1, 1) * dw + dyn.arange(wo).reshape(1, 1, 1, wo) * sw
+    index = (i * wp + j).reshape(kh * kw * cols)
+    out = dyn.zeros(n, c, hp * wp, dtype=x.dtype).index_add(2, index, x.reshape(n, c, kh * kw * cols))
+    out = out.reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w]
+    return out.squeeze(0) if unbatched else out
+
+
 def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     """x [N, C, H, W], weight [O, C / groups, kH, kW]: see Note [conv as one matmul]."""
     n, c = x.shape[0], x.shape[1]

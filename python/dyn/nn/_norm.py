@@ -137,3 +137,22 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     else:
         norm = input.abs().pow(p).sum(dim, keepdim=True).clamp(min=eps ** p).pow(1.0 / p)
     return input / norm
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each channel divided by (k + alpha * the mean of squares over size neighbouring channels)^beta."""
+    check_tensor("local_response_norm", "input", input)
+    if input.ndim < 3:
+        # (PyTorch's message, with the spaces of its source's line continuation)
+        raise ValueError(f"Expected 3D or higher dimensionality {' ' * 24} input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    from ._conv import pad
+    from ._pool import avg_pool2d
+
+    sizes = input.shape
+    div = (input * input).reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).reshape(sizes)
+    div = (div * alpha + k).pow(beta)
+    return input / div

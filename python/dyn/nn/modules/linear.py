@@ -1,4 +1,4 @@
-"""Identity, Linear, Flatten, Unflatten and Unfold."""
+"""Identity, Linear, Bilinear, Flatten, Unflatten and Unfold."""
 import math
 
 import dyn
@@ -93,3 +93,28 @@ class Unfold(Module):
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
                 f"stride={self.stride}")
+
+
+class Bilinear(Module):
+    """y = x1 A x2 + b; weight A [out_features, in1_features, in2_features]."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        _check_device("Bilinear", device)
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(dyn.empty(out_features, in1_features, in2_features, dtype=dtype))
+        _optional_parameters(self, bias, (out_features,), dtype, bias=dyn.empty)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,4 +1,4 @@
-"""LayerNorm, RMSNorm, GroupNorm and InstanceNorm1d/2d/3d."""
+"""LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d/2d/3d and LocalResponseNorm."""
 import dyn
 
 from .. import functional as F
@@ -101,3 +101,17 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     dims = 3
+
+
+class LocalResponseNorm(Module):
+    """F.local_response_norm over neighbouring channels, as a module."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
