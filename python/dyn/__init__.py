@@ -141,6 +141,8 @@ _dyn._add_tensor_methods(_LAPACK_FUNCTIONS)  # A.inverse(), A.det(), ...
 from . import special  # noqa: E402
 globals().update(special.TORCH_FUNCTIONS)  # torch.lgamma, torch.erfinv, ...
 _dyn._add_tensor_methods(special.TENSOR_METHODS)
+from . import distributions  # noqa: E402,F401
+from .distributions.poisson import poisson  # noqa: E402,F401  (torch.poisson)
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 

@@ -1,7 +1,8 @@
 """Records what PyTorch 2.15 returns for the calls of cases.py (into functional.json), of
-dtype_cases.py (into dtypes.json), of autograd_cases.py (into autograd.json) and of linalg_cases.py
-(into linalg.json) (and, with torchvision, vision_cases.py into vision.json), so that the tests
-compare dyn with it without PyTorch installed. Run with PyTorch's own interpreter:
+dtype_cases.py (into dtypes.json), of autograd_cases.py (into autograd.json), of linalg_cases.py
+(into linalg.json), of special_cases.py (into special.json) and of distributions_cases.py (into
+distributions.json) (and, with torchvision,
+vision_cases.py into vision.json), so that the tests compare dyn with it without PyTorch installed. Run with PyTorch's own interpreter:
 
     /opt/torch-ref/bin/python tests/python/torch_reference/record.py
 """
@@ -18,7 +19,8 @@ sys.path.insert(0, HERE)
 assert torch.__version__.startswith("2.15"), torch.__version__
 for module, out in (("cases", "functional.json"), ("dtype_cases", "dtypes.json"),
                     ("autograd_cases", "autograd.json"), ("linalg_cases", "linalg.json"),
-                    ("api_cases", "api.json"), ("optim_cases", "optim.json")):
+                    ("api_cases", "api.json"), ("optim_cases", "optim.json"), ("special_cases", "special.json"),
+                    ("distributions_cases", "distributions.json")):
     m = importlib.import_module(module)
     recorded = {k: m.encode(torch, v) for k, v in m.cases(torch).items()}
     with open(os.path.join(HERE, out), "w") as f:

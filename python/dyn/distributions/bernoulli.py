@@ -1,0 +1,87 @@
+"""torch.distributions.Bernoulli: 1 with probability probs (or sigmoid(logits)), else 0."""
+from numbers import Number
+
+import dyn
+
+from . import constraints
+from .distribution import _expanded
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Bernoulli"]
+
+
+class Bernoulli(ExponentialFamily):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = dyn.Size() if is_scalar else self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Bernoulli, _instance)
+        batch_shape = dyn.Size(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        return _expanded(new, self, batch_shape)
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs)
+        return dyn.where(self.probs == 0.5, dyn.full_like(mode, float("nan")), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=dyn.Size()):
+        shape = self._extended_shape(sample_shape)
+        with dyn.no_grad():
+            return dyn.bernoulli(self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -dyn.nn.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self):
+        return dyn.nn.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = dyn.arange(2, dtype=self._param.dtype)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
