@@ -61,6 +61,10 @@ for _row in _dyn._op_table():
 for _name in "clip max min reshape flatten transpose index_select numel clone detach t all any select".split():
     globals()[_name] = getattr(Tensor, _name)
 del _name, _row
+# clamp with tensor bounds (torch.clamp(x, min=lo_t, max=hi_t)) around the op table's, which takes numbers
+clamp, _clamp_ = _pointwise.tensor_bound_clamps("clamp", Tensor.clamp, Tensor.clamp_)
+clip, _clip_ = _pointwise.tensor_bound_clamps("clip", Tensor.clamp, Tensor.clamp_)
+_dyn._add_tensor_methods({"clamp": clamp, "clip": clip, "clamp_": _clamp_, "clip_": _clip_})
 
 negative = neg
 

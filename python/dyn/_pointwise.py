@@ -284,3 +284,50 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
+
+
+def _clamp_to_tensors(input, min, max):
+    """clamp with tensor bounds (broadcast, in the promoted dtype): minimum(maximum(input, min), max),
+    as PyTorch's clamp.Tensor computes it; a NaN bound gives NaN, and at a tie the gradient is
+    shared between input and the bound, as PyTorch's."""
+    from ._dtypes import promote_types, result_type  # imported after this module
+
+    dtype = input.dtype
+    for b in (min, max):
+        if b is not None:
+            dtype = promote_types(dtype, result_type(input, b))
+    out = input.to(dtype)
+    if min is not None:
+        lo = min.to(dtype) if isinstance(min, _dyn.Tensor) else _dyn.full((), min, dtype=dtype)
+        out = _dyn.Tensor.maximum(out, lo)
+    if max is not None:
+        hi = max.to(dtype) if isinstance(max, _dyn.Tensor) else _dyn.full((), max, dtype=dtype)
+        out = _dyn.Tensor.minimum(out, hi)
+    return out
+
+
+def _tensor_bounds(name, min, max):
+    """Whether min/max are tensors; PyTorch's TypeError for a tensor with a number."""
+    tensors = [isinstance(b, _dyn.Tensor) for b in (min, max) if b is not None]
+    if any(tensors) and not all(tensors):
+        kinds = ", ".join("Tensor" if isinstance(b, _dyn.Tensor) else type(b).__name__ for b in (min, max))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {kinds}), but "
+                        "expected one of:\n (Tensor input, Tensor min = None, Tensor max = None)\n (Tensor input, "
+                        "Number min = None, Number max = None)")
+    return any(tensors)
+
+
+def tensor_bound_clamps(name, scalar_clamp, scalar_clamp_):
+    """Tensor.clamp / clamp_ (or clip) that also take tensors as min and max, over the op table's
+    own, which takes numbers."""
+    def clamp(input, min=None, max=None):
+        if _tensor_bounds(name, min, max):
+            return _clamp_to_tensors(input, min, max)
+        return scalar_clamp(input, min=min, max=max)
+
+    def clamp_(input, min=None, max=None):
+        if _tensor_bounds(name + "_", min, max):
+            return input.copy_(_clamp_to_tensors(input, min, max))
+        return scalar_clamp_(input, min=min, max=max)
+
+    return clamp, clamp_

@@ -111,6 +111,15 @@ def cases(torch, wrap=None):
     rec("upsampling_bilinear2d", lambda: torch.nn.UpsamplingBilinear2d(scale_factor=2)(torch.tensor([[X]])))
     rec("error_softshrink", lambda: F.softshrink(torch.tensor(X), -1.0))
     rec("error_multi_margin_p", lambda: torch.nn.MultiMarginLoss(p=3))
+    # clamp with tensor bounds: values, promotion, NaN bounds, the gradient to input and to each bound
+    rec("clamp_tensor_bounds", lambda: g(lambda x, lo, hi: torch.clamp(x, lo, hi), X, [[0.0] * 4, [-1.0] * 4],
+                                         [[0.75] * 4, [2.5] * 4]))
+    rec("clamp_tensor_min_only", lambda: g(lambda x, lo: x.clamp(min=lo), X, Y))
+    rec("clip_tensor_max_scalar_min", lambda: torch.clip(torch.tensor(X), -1.0, torch.tensor(Y)))
+    rec("clamp_tensor_promotes", lambda: torch.clamp(torch.tensor([1, 5, 9]), torch.tensor([2, 2, 2]),
+                                                     torch.tensor([4.5, 6.0, 7.0])))
+    rec("clamp_tensor_nan_bound", lambda: torch.clamp(torch.tensor([1.0, 5.0]), min=torch.tensor([nan, 0.0])))
+    rec("clamp_tensor_inplace", lambda: torch.tensor(X).clamp_(max=torch.tensor(Y)))
     _ = math
     return r
 
