@@ -7,9 +7,22 @@ it (border clips, reflection reflects then clips), and bilinear sums the four ne
 nw, ne, sw, se in that order, each weighted by the area of the opposite rectangle, with the
 kernel's operations (w = x - floor(x), e = 1 - w, nw = s * e, ...); a neighbour outside the
 input contributes 0. Neighbours are read with one gather over the flattened image."""
+import warnings
+
 import dyn
 
 from ._util import check_tensor
+
+_DEFAULT_CHANGED = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                    "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                    "grid_sample for details.")
+
+
+def _align_corners(align_corners):
+    if align_corners is None:
+        warnings.warn(_DEFAULT_CHANGED, stacklevel=3)
+        return False
+    return bool(align_corners)
 
 _MODES = ("bilinear", "nearest")
 _PADDING = ("zeros", "border", "reflection")
@@ -26,7 +39,6 @@ def _base(steps, align_corners, like):
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid [N, H, W, 2] of the affine maps theta [N, 2, 3] for an output of size [N, C, H, W]."""
     check_tensor("affine_grid", "theta", theta)
-    align_corners = bool(align_corners)
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     size = list(size)
@@ -40,6 +52,7 @@ def affine_grid(theta, size, align_corners=None):
                          f"{theta.shape}.")
     if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    align_corners = _align_corners(align_corners)
     n, _, h, w = size
     if theta.shape[0] != n:
         raise ValueError(f"Expected theta to have {n} affine matrices, got {theta.shape[0]}")
@@ -97,7 +110,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
                            f"{input.dtype} and grid has {grid.dtype}")
-    align_corners = bool(align_corners)
+    align_corners = _align_corners(align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
     ix = _position(grid[..., 0], w, padding_mode, align_corners).reshape(n, 1, ho * wo)
