@@ -23,8 +23,15 @@ def reciprocal(input):
 
 @method
 def sign(input):
+    if input.dtype == _dyn.bool:
+        return input.clone()
     z = _dyn.zeros((), dtype=input.dtype)
-    return (input > z).to(input.dtype) - (input < z).to(input.dtype)
+    out = (input > z).to(input.dtype) - (input < z).to(input.dtype)
+    if input.requires_grad and _dyn.is_grad_enabled():
+        # PyTorch's sign takes part in autograd with a zero gradient: a term that is +0 (leaving
+        # every value's bits, -0 too) but depends on input
+        out = out - _dyn.where(_dyn.zeros((), dtype=_dyn.bool), input, z)
+    return out
 
 
 sgn = method(sign, name="sgn")
