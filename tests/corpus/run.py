@@ -74,6 +74,7 @@ one("examples/mnist_forward_forward", "examples_mnist_forward_forward.py", "--ep
     "--train_size", "2000", "--test_size", "1000", "--no_accel")
 one("examples/fx_invert", "examples_fx_invert.py")
 one("examples/fx_replace_op", "examples_fx_replace_op.py")
+one("examples/reinforce", "examples_reinforce.py")
 # karpathy
 prog("nanoGPT/train", "nanogpt",
      ("data/shakespeare_char/prepare.py", []),
@@ -106,6 +107,7 @@ one("yunjey/variational_autoencoder", "yunjey_variational_autoencoder.py")
 one("tutorials/quickstart", "tutorials_quickstart_tutorial.py")
 one("tutorials/cifar10_tutorial", "tutorials_cifar10_tutorial.py")
 one("tutorials/polynomial_custom_function", "tutorials_polynomial_custom_function.py")
+one("tutorials/spatial_transformer_tutorial", "tutorials_spatial_transformer_tutorial.py")
 prog("tutorials/char_rnn_classification", "tutorials_char_rnn_classification",
      ("char_rnn_classification_tutorial.py", []))
 
