@@ -14,6 +14,7 @@
 #include "core/ops/blocks.h"
 #include "core/ops/formulas.h"
 #include "core/ops/loops.h"
+#include "core/ops/rows.h"
 #include "core/ops/run.h"
 #include "core/ops/vmath.h"
 #include "core/ops/vmath_avx2.h"
@@ -368,7 +369,8 @@ T row_max(const T* row, int64_t r) {
     nan |= row[k] != row[k];
     mx = row[k] > mx ? row[k] : mx;
   }
-  return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
+  if (nan) return std::numeric_limits<T>::quiet_NaN();
+  return mx == 0 ? T(0) : mx;  // which zero wins a tie depends on the order: +0 at every width
 }
 
 // Sums of a row in double over 32 lanes (lane j takes elements j, j+32, ...: eight AVX registers
@@ -460,6 +462,14 @@ double exp_shifted_sum(const float* row, int64_t r, float shift, float* e, const
   return (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) + tail;
 }
 
+// log of a row's sum of exponentials for log_softmax. A NaN sum (a NaN or an inf - inf in the
+// row) is passed on as it is: SLEEF's log gives NaNs of another sign at AVX2 and at AVX-512 width,
+// and PyTorch's log_softmax keeps the row's NaN.
+template <typename T>
+T log_of_sum(double s) {
+  return s != s ? static_cast<T>(s) : formula::log(static_cast<T>(s));
+}
+
 template <OpId Op>
 void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
   const Tensor& t = in[0];
@@ -481,6 +491,22 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
         const T* row = p + i * r;
         T* orow = o + i * r;
         T* e = scratch ? scratch : orow;  // holds exp(x - max) until it is scaled
+        if constexpr (std::is_same_v<T, float>) {
+          if (vmath::avx512()) {  // Note [rows at two widths]: the same bits
+            const float* next = i + 1 < rows ? row + r : row;
+            float mx = rows::max_avx512(row, r);
+            if constexpr (Op == OpId::softmax) {
+              double s = rows::exp_shifted_sum_avx512(row, r, mx, e, next);
+              rows::scale_avx512(e, r, 1.0f / static_cast<float>(s), orow, scratch != nullptr);
+            } else {
+              double s = rows::exp_shifted_sum_avx512(row, r, mx, nullptr, next);
+              float ls = log_of_sum<float>(s);
+              for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx - ls;
+              if (scratch) block::stream_copy(e, orow, r * static_cast<int64_t>(sizeof(T)));
+            }
+            return;
+          }
+        }
         T mx = row_max(row, r);
         // The sum of exp(x - max) in double over fixed lanes, so the order of additions depends
         // only on the row length. log_softmax needs the sum only.
@@ -500,7 +526,7 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
           T inv = T(1) / static_cast<T>(s);
           for (int64_t k = 0; k < r; ++k) e[k] = e[k] * inv;
         } else {
-          T ls = formula::log(static_cast<T>(s));
+          T ls = log_of_sum<T>(s);
           for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx - ls;
         }
         if (scratch) block::stream_copy(e, orow, r * static_cast<int64_t>(sizeof(T)));
@@ -563,7 +589,22 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
       const T* wp = w.defined() ? w.data<T>() : nullptr;
       const T* bp = b.defined() ? b.data<T>() : nullptr;
       T* o = out[0].data<T>();
-      for_rows_scratch<T>(rows, r, stream_rows(o, rows, r), [&](int64_t i, T* scratch) {
+      bool stream = stream_rows(o, rows, r);
+      if constexpr (std::is_same_v<T, float>) {
+        if (vmath::avx512()) {  // Note [rows at two widths]: the same bits, streamed straight out
+          // (the scratch row goes unused: asking for it gives each chunk the fence its streamed stores need)
+          for_rows_scratch<T>(rows, r, stream, [&](int64_t i, T*) {
+            const float* row = p + i * r;
+            double mean = rows::lane_sum_avx512(row, r) / static_cast<double>(r);
+            double var =
+                rows::lane_square_sum_avx512(row, r, mean, i + 1 < rows ? row + r : row) / static_cast<double>(r);
+            rows::layer_norm_out_avx512(row, r, static_cast<float>(mean),
+                                        static_cast<float>(1.0 / std::sqrt(var + eps)), wp, bp, o + i * r, stream);
+          });
+          return;
+        }
+      }
+      for_rows_scratch<T>(rows, r, stream, [&](int64_t i, T* scratch) {
         const T* row = p + i * r;
         T* orow = scratch ? scratch : o + i * r;
         // Moments in double, in fixed lanes: the mean, then the mean of squared deviations.

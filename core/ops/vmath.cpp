@@ -78,6 +78,8 @@ void map_own(const float* in, float* out, int64_t n) {
 
 }  // namespace
 
+bool avx512() { return kAvx512; }
+
 void detail::map_avx2(Fn f, const float* in, float* out, int64_t n) {
   if (f == Fn::exp) return map_own<detail::FloatMath<detail::Avx2>::exp>(in, out, n);
   if (f == Fn::tanh) return map_own<detail::FloatMath<detail::Avx2>::tanh>(in, out, n);

@@ -8,8 +8,8 @@
 namespace dyn::vmath {
 
 // The functions, each with SLEEF's accuracy variant: u10 is within 1.0 ULP, u15 within 1.5 (erfc,
-// SLEEF's only one), u35 within 3.5 ULP (tanh: its u10 variant costs four times as much). The float32 exp, tanh and erf are not SLEEF's
-// but ours (vmath_float.h: exp within 0.78 ULP and cheaper, erf 4x faster, tanh within 1.6 ULP);
+// SLEEF's only one), u35 within 3.5 ULP (tanh: its u10 variant costs four times as much). The float32 exp, tanh and erf
+// are not SLEEF's but ours (vmath_float.h: exp within 0.78 ULP and cheaper, erf 4x faster, tanh within 1.6 ULP);
 // float64 is SLEEF's throughout.
 // X(name, accuracy, args...) for each; the args are passed through.
 // clang-format off
@@ -37,5 +37,9 @@ double one(Fn f, double x);
 
 // Which library and instruction set: "SLEEF 3.5 (AVX2, 1.0 ULP)".
 const char* library();
+
+// Whether this process computes on AVX-512 (the CPU has it and DYN_VMATH is not "avx2"): chosen
+// once, so that vmath and the row kernels (rows.h) take one instruction set for the whole run.
+bool avx512();
 
 }  // namespace dyn::vmath
