@@ -206,7 +206,9 @@ def run_row(name, inputs, make, np_fn, threads):
             if lib is None:
                 fn, args = np_fn, inputs
             else:
-                args = [lib.from_numpy(a) for a in inputs]
+                # each library's own copy, in its allocator's memory (64-byte aligned), as the
+                # tensors a program computes on are; numpy's arrays start 16 bytes into a cache line
+                args = [lib.from_numpy(a).clone() for a in inputs]
                 if col.endswith("compile") or col == "dyn.replay":
                     if (name, col) not in COMPILED:
                         COMPILED[name, col] = (dyn.compile(make(lib), lift=False) if col == "dyn.replay"

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -150,11 +151,19 @@ template <typename T, typename F>
 void for_rows_scratch(int64_t rows, int64_t r, bool scratch, F f) {
   int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(r, 1));
   parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-    std::unique_ptr<T[]> buf(scratch ? new T[static_cast<size_t>(r)] : nullptr);
+    // on a cache line, so that the passes over it make whole-line vector loads
+    struct Free {
+      void operator()(T* q) const { ::operator delete[](q, std::align_val_t{64}); }
+    };
+    std::unique_ptr<T[], Free> buf(scratch ? new (std::align_val_t{64}) T[static_cast<size_t>(r)] : nullptr);
     for (int64_t i = b; i < e; ++i) f(i, buf.get());
     if (scratch) _mm_sfence();  // this chunk's streamed rows are visible when the op ends
   });
 }
+
+// Whether rows of r floats from p are all on 64-byte boundaries (else the AVX-512 rows copy each to
+// an aligned scratch row in their first pass).
+inline bool aligned_rows(const float* p, int64_t r) { return reinterpret_cast<uintptr_t>(p) % 64 == 0 && r % 16 == 0; }
 
 void infer_reduce(OpId op, InSpan in, const Attrs& a, OutMeta* m) {
   const Tensor& t = in[0];
@@ -487,26 +496,38 @@ void kernel_softmax(InSpan in, const Attrs& a, OutSpan out) {
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = x.data<T>();
       T* o = dst.data<T>();
-      for_rows_scratch<T>(rows, r, direct && stream_rows(o, rows, r), [&](int64_t i, T* scratch) {
+      const bool stream = direct && stream_rows(o, rows, r);
+      if constexpr (std::is_same_v<T, float>) {
+        if (vmath::avx512()) {  // Note [rows at two widths]: the same bits
+          // A misaligned row is copied to the scratch row by the max's pass; the others read that.
+          const bool copy = !aligned_rows(p, r) && r >= 16;
+          for_rows_scratch<T>(rows, r, stream || copy, [&](int64_t i, T* scratch) {
+            const float* row = p + i * r;
+            float* orow = o + i * r;
+            const float* next = i + 1 < rows ? row + r : row;
+            float mx = rows::max_avx512(row, r, copy ? scratch : nullptr);
+            const float* src = copy ? scratch : row;
+            float* e = scratch ? scratch : orow;  // holds exp(x - max) until it is scaled (src may be e)
+            if constexpr (Op == OpId::softmax) {
+              double s = rows::exp_shifted_sum_avx512(src, r, mx, e, next);
+              rows::scale_avx512(e, r, 1.0f / static_cast<float>(s), orow, stream);
+            } else {
+              double s = rows::exp_shifted_sum_avx512(src, r, mx, nullptr, next);
+              float ls = log_of_sum<float>(s);
+              for (int64_t k = 0; k < r; ++k) e[k] = src[k] - mx - ls;
+              if (stream)
+                block::stream_copy(e, orow, r * static_cast<int64_t>(sizeof(T)));
+              else if (e != orow)
+                std::memcpy(orow, e, static_cast<size_t>(r) * sizeof(float));
+            }
+          });
+          return;
+        }
+      }
+      for_rows_scratch<T>(rows, r, stream, [&](int64_t i, T* scratch) {
         const T* row = p + i * r;
         T* orow = o + i * r;
         T* e = scratch ? scratch : orow;  // holds exp(x - max) until it is scaled
-        if constexpr (std::is_same_v<T, float>) {
-          if (vmath::avx512()) {  // Note [rows at two widths]: the same bits
-            const float* next = i + 1 < rows ? row + r : row;
-            float mx = rows::max_avx512(row, r);
-            if constexpr (Op == OpId::softmax) {
-              double s = rows::exp_shifted_sum_avx512(row, r, mx, e, next);
-              rows::scale_avx512(e, r, 1.0f / static_cast<float>(s), orow, scratch != nullptr);
-            } else {
-              double s = rows::exp_shifted_sum_avx512(row, r, mx, nullptr, next);
-              float ls = log_of_sum<float>(s);
-              for (int64_t k = 0; k < r; ++k) e[k] = row[k] - mx - ls;
-              if (scratch) block::stream_copy(e, orow, r * static_cast<int64_t>(sizeof(T)));
-            }
-            return;
-          }
-        }
         T mx = row_max(row, r);
         // The sum of exp(x - max) in double over fixed lanes, so the order of additions depends
         // only on the row length. log_softmax needs the sum only.
@@ -592,13 +613,16 @@ void kernel_layer_norm(InSpan in, const Attrs& a, OutSpan out) {
       bool stream = stream_rows(o, rows, r);
       if constexpr (std::is_same_v<T, float>) {
         if (vmath::avx512()) {  // Note [rows at two widths]: the same bits, streamed straight out
-          // (the scratch row goes unused: asking for it gives each chunk the fence its streamed stores need)
-          for_rows_scratch<T>(rows, r, stream, [&](int64_t i, T*) {
+          // A misaligned row is copied to the scratch row by the first pass; the others read that. (A
+          // scratch row also gives each chunk the fence its streamed stores need.)
+          const bool copy = !aligned_rows(p, r) && r >= 32;
+          for_rows_scratch<T>(rows, r, stream || copy, [&](int64_t i, T* scratch) {
             const float* row = p + i * r;
-            double mean = rows::lane_sum_avx512(row, r) / static_cast<double>(r);
-            double var =
-                rows::lane_square_sum_avx512(row, r, mean, i + 1 < rows ? row + r : row) / static_cast<double>(r);
-            rows::layer_norm_out_avx512(row, r, static_cast<float>(mean),
+            const float* next = i + 1 < rows ? row + r : row;
+            double mean = rows::lane_sum_avx512(row, r, copy ? scratch : nullptr) / static_cast<double>(r);
+            const float* src = copy ? scratch : row;
+            double var = rows::lane_square_sum_avx512(src, r, mean, next) / static_cast<double>(r);
+            rows::layer_norm_out_avx512(src, r, static_cast<float>(mean),
                                         static_cast<float>(1.0 / std::sqrt(var + eps)), wp, bp, o + i * r, stream);
           });
           return;

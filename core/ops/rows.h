@@ -11,8 +11,10 @@
 
 namespace dyn::rows {
 
-// The largest element of row[0..r), NaN if any is NaN.
-float max_avx512(const float* row, int64_t r);
+// The largest element of row[0..r), NaN if any is NaN. copy (when not null): row[0..r) is also
+// stored there, for the next passes to read an aligned row (a row of a numpy array is 16 bytes off
+// a cache line: every 64-byte load then spans two lines).
+float max_avx512(const float* row, int64_t r, float* copy);
 
 // exp(row[k] - shift) into e (when e is not null) and their sum in double, in the order of
 // reduce.cpp's exp_shifted_sum. next: a row to prefetch while this one is computed.
@@ -23,7 +25,7 @@ void scale_avx512(const float* e, int64_t r, float inv, float* out, bool stream)
 
 // The sum of row[0..r) (Square: of (row[k] - center)^2) in double, in the order of reduce.cpp's
 // lane_sum_impl (32 lanes).
-double lane_sum_avx512(const float* row, int64_t r);
+double lane_sum_avx512(const float* row, int64_t r, float* copy);
 double lane_square_sum_avx512(const float* row, int64_t r, double center, const float* next);
 
 // out[k] = ((row[k] - m) * rstd) * w[k] + b[k], w and b optional; streaming stores when stream.

@@ -33,9 +33,8 @@ void store(float* out, __m512 v, bool stream) {
   }
 }
 
-}  // namespace
-
-float max_avx512(const float* row, int64_t r) {
+template <bool Copy>
+float max_impl(const float* row, int64_t r, float* copy) {
   float mx = row[0];
   bool nan = false;
   int64_t k = 0;
@@ -44,14 +43,17 @@ float max_avx512(const float* row, int64_t r) {
     __m512 m[4];
     __mmask16 bad = 0;
     for (auto& v : m) v = _mm512_loadu_ps(row);
+    if constexpr (Copy) _mm512_storeu_ps(copy, m[0]);
     for (k = 16; k + 64 <= r; k += 64)
       for (int a = 0; a < 4; ++a) {
         __m512 v = _mm512_loadu_ps(row + k + 16 * a);
+        if constexpr (Copy) _mm512_storeu_ps(copy + k + 16 * a, v);
         bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         m[a] = _mm512_max_ps(v, m[a]);
       }
     for (; k + 16 <= r; k += 16) {
       __m512 v = _mm512_loadu_ps(row + k);
+      if constexpr (Copy) _mm512_storeu_ps(copy + k, v);
       bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
       m[0] = _mm512_max_ps(v, m[0]);
     }
@@ -62,11 +64,18 @@ float max_avx512(const float* row, int64_t r) {
     for (float v : lanes) mx = v > mx ? v : mx;
   }
   for (; k < r; ++k) {
+    if constexpr (Copy) copy[k] = row[k];
     nan |= row[k] != row[k];
     mx = row[k] > mx ? row[k] : mx;
   }
   if (nan) return std::numeric_limits<float>::quiet_NaN();
   return mx == 0 ? 0.0f : mx;  // which zero wins a tie depends on the order: +0 for both widths
+}
+
+}  // namespace
+
+float max_avx512(const float* row, int64_t r, float* copy) {
+  return copy ? max_impl<true>(row, r, copy) : max_impl<false>(row, r, nullptr);
 }
 
 double exp_shifted_sum_avx512(const float* row, int64_t r, float shift, float* e, const float* next) {
@@ -113,7 +122,7 @@ namespace {
 // reduce.cpp's lane_sum_impl at AVX-512 width: its 32 lanes are four registers of 8 doubles
 // (lane j takes elements j, j + 32, ...), combined by the same tree.
 template <bool Square>
-double lane_sum_impl(const float* row, int64_t r, double center, const float* next) {
+double lane_sum_impl(const float* row, int64_t r, double center, const float* next, float* copy = nullptr) {
   __m512d acc[4];
   for (auto& a : acc) a = _mm512_setzero_pd();
   const __m512d c = _mm512_set1_pd(center);
@@ -132,6 +141,7 @@ double lane_sum_impl(const float* row, int64_t r, double center, const float* ne
       _mm_prefetch(reinterpret_cast<const char*>(next + k) + 64, _MM_HINT_T0);
     }
     __m512 v0 = _mm512_loadu_ps(row + k), v1 = _mm512_loadu_ps(row + k + 16);
+    if (copy) _mm512_storeu_ps(copy + k, v0), _mm512_storeu_ps(copy + k + 16, v1);
     acc[0] = _mm512_add_pd(acc[0], term(low_pd(v0)));
     acc[1] = _mm512_add_pd(acc[1], term(high_pd(v0)));
     acc[2] = _mm512_add_pd(acc[2], term(low_pd(v1)));
@@ -139,6 +149,7 @@ double lane_sum_impl(const float* row, int64_t r, double center, const float* ne
   }
   double tail = 0;
   for (; k < r; ++k) {
+    if (copy) copy[k] = row[k];
     double x = static_cast<double>(row[k]);
     tail += Square ? (x - center) * (x - center) : x;
   }
@@ -154,7 +165,9 @@ double lane_sum_impl(const float* row, int64_t r, double center, const float* ne
 
 }  // namespace
 
-double lane_sum_avx512(const float* row, int64_t r) { return lane_sum_impl<false>(row, r, 0.0, nullptr); }
+double lane_sum_avx512(const float* row, int64_t r, float* copy) {
+  return lane_sum_impl<false>(row, r, 0.0, nullptr, copy);
+}
 
 double lane_square_sum_avx512(const float* row, int64_t r, double center, const float* next) {
   return lane_sum_impl<true>(row, r, center, next);
