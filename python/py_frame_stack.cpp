@@ -1,8 +1,8 @@
-// The value stack of a running CPython 3.11 frame, for the lift's concolic pass (dyn/_lift.py):
+// The value stack of a running CPython 3.11 frame, for the lift's concolic pass (dyn/_lift/):
 // it observes the body run natively, one instruction at a time, and reads the operands each
 // instruction is about to consume. CPython has no API for this; while a trace function runs,
 // 3.11 stores the frame's stack pointer (ceval's DO_TRACING), so the internal frame layout gives
-// the stack. Only the embedded interpreter's version is supported; dyn/_lift.py checks it.
+// the stack. Only CPython 3.11 (the interpreter dynrepl embeds) is supported: the #if below checks it.
 #define Py_BUILD_CORE
 #include <Python.h>
 #include <internal/pycore_frame.h>

@@ -1,4 +1,4 @@
-// The binding of tier 2 (trace once): what dyn/_lift.py needs from the engine to lift an entry
+// The binding of tier 2 (trace once): what dyn/_lift/ needs from the engine to lift an entry
 // and to serve a call with it.
 #include <fmt/format.h>
 

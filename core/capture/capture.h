@@ -94,7 +94,7 @@ struct Entry {
   bool grad_enabled = true;
   int64_t hits = 0;
   int64_t lifted_hits = 0;  // of hits: served by tier 2, without running the body
-  // Tier 2, as dyn/_lift.py found it: lifted (with its Python guards, "text  # file:line"), or
+  // Tier 2, as dyn/_lift/ found it: lifted (with its Python guards, "text  # file:line"), or
   // why the body must run (reason, where); neither when no analysis ran.
   bool lifted = false;
   std::vector<std::string> python_guards;

@@ -1,5 +1,5 @@
 // Tier 2 of the cache (trace once): a cache entry served without running the function's body.
-// The Python side (dyn/_lift.py) decides whether an entry can be lifted and checks its Python
+// The Python side (dyn/_lift/) decides whether an entry can be lifted and checks its Python
 // guards; the engine checks the tensor guards and global state, and runs the entry's graph on
 // the inputs Python fetched. See DESIGN.md, "Guards, cache, recompiles".
 #pragma once

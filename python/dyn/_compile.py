@@ -12,7 +12,7 @@ import _dyn
 from . import _lift
 
 _BACKENDS = ("default", "eager")
-# id(CompiledFunction) -> its lifted entries (dyn/_lift.py), newest first. Not an attribute: a lift
+# id(CompiledFunction) -> its lifted entries (dyn/_lift/), newest first. Not an attribute: a lift
 # holds what its guards compare with (the function's globals, modules), which often hold the
 # compiled function; through an attribute that is a cycle, and a dropped compiled function would
 # live until the garbage collector runs (its name, its graphs and its module with it).
@@ -114,7 +114,7 @@ class CompiledFunction:
         self.cache_limit = cache_limit
         if lift is not None and not isinstance(lift, bool) or not isinstance(verify, bool):
             raise TypeError("dyn.compile: lift must be None or a bool, verify a bool")
-        # Tier 2 (trace once, dyn/_lift.py): entries served without running the body; lift=False or
+        # Tier 2 (trace once, dyn/_lift/): entries served without running the body; lift=False or
         # DYN_LIFT=0 keeps tier 1 only (the lazy baseline).
         env = os.environ.get("DYN_LIFT", "")
         self._verify = verify or os.environ.get("DYN_VERIFY_LIFT", "0") not in ("", "0")
