@@ -1,4 +1,5 @@
-"""pad, conv1d and conv2d of dyn.nn.functional, composed from slicing, cat/stack and matmul.
+"""pad, conv1d, conv2d and conv3d (and their transposes) of dyn.nn.functional, composed from
+slicing, cat/stack and matmul.
 
 Note [conv as one matmul]: conv2d pads the input, takes one strided slice per kernel offset
 (i, j) -- x_pad[:, :, i*dh :: sh, j*dw :: sw], cut to the output size -- and stacks them into
@@ -184,6 +185,45 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     return out
 
 
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    """x [N, C, D, H, W], weight [O, C / groups, kD, kH, kW]: Note [conv as one matmul] with one
+    strided slice per offset (a, i, j) of the 3-d kernel."""
+    n, c = x.shape[0], x.shape[1]
+    o, cg, kd, kh, kw = weight.shape
+    if not isinstance(groups, int) or groups < 1:
+        raise RuntimeError(f"non-positive groups is not supported, got groups={groups}")
+    if c != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead")
+    if o % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size {list(weight.shape)} instead")
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    (sd, sh, sw), (dd, dh, dw) = stride, dilation
+    if min(stride) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"conv: stride and dilation must be positive, got stride={stride}, dilation={dilation}")
+    pads = _conv_padding(padding, (kd, kh, kw), dilation, stride)
+    if any(v for pair in pads for v in pair):
+        x = pad(x, tuple(v for pair in reversed(pads) for v in pair))
+    dp, hp, wp = x.shape[2], x.shape[3], x.shape[4]
+    do = (dp - dd * (kd - 1) - 1) // sd + 1
+    ho, wo = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    if do < 1 or ho < 1 or wo < 1:
+        raise RuntimeError(f"Calculated padded input size per channel: ({dp} x {hp} x {wp}). Kernel size: "
+                           f"({dd * (kd - 1) + 1} x {dh * (kh - 1) + 1} x {dw * (kw - 1) + 1}). Kernel size can't "
+                           "be greater than actual input size")
+    cols = dyn.stack([x[:, :, a * dd: a * dd + sd * (do - 1) + 1: sd, i * dh: i * dh + sh * (ho - 1) + 1: sh,
+                        j * dw: j * dw + sw * (wo - 1) + 1: sw]
+                      for a in range(kd) for i in range(kh) for j in range(kw)], 2)
+    cols = cols.reshape(n, groups, cg * kd * kh * kw, do * ho * wo)
+    out = (weight.reshape(groups, o // groups, cg * kd * kh * kw) @ cols).reshape(n, o, do, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1, 1)
+    return out
+
+
 def _check_conv_args(fn, spatial, input, weight, bias, weight_layout):
     """The checks conv and conv_transpose share: tensors, the weight's rank and the input's rank (batched or not)."""
     check_tensor(fn, "input", input)
@@ -208,6 +248,9 @@ def _conv(fn, spatial, input, weight, bias, stride, padding, dilation, groups):
     x = input.unsqueeze(0) if unbatched else input
     stride = ntuple(stride, spatial, "stride")
     dilation = ntuple(dilation, spatial, "dilation")
+    if spatial == 3:
+        out = _conv3d(x, weight, bias, stride, padding, dilation, groups)
+        return out.squeeze(0) if unbatched else out
     if spatial == 1:  # a conv1d is a conv2d over height 1
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, dilation = (1,) + stride, (1,) + dilation
@@ -227,6 +270,11 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """input [N, C_in, H, W] (or [C_in, H, W]), weight [C_out, C_in / groups, kH, kW]."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """input [N, C_in, D, H, W] (or [C_in, D, H, W]), weight [C_out, C_in / groups, kD, kH, kW]."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
 def _dilate(x, dim, stride):
@@ -267,6 +315,32 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
     return _conv2d(x, swapped.reshape(groups * cout_g, cin // groups, kh, kw), bias, (1, 1), 0, dilation, groups)
 
 
+def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    """_conv_transpose2d's construction over three spatial dims."""
+    cin, cout_g, kd, kh, kw = weight.shape
+    if x.shape[1] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
+    if cin % groups:
+        raise RuntimeError(f"conv_transpose3d: in_channels ({cin}) must be divisible by groups ({groups})")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    for dim, s in zip((2, 3, 4), stride):
+        x = _dilate(x, dim, s)
+    amounts = []
+    for k, p, d, op in reversed(list(zip((kd, kh, kw), padding, dilation, output_padding))):
+        amounts += [d * (k - 1) - p, d * (k - 1) - p + op]
+    x = pad(x, tuple(amounts))
+    flipped = weight
+    for dim, k in zip((2, 3, 4), (kd, kh, kw)):
+        flipped = flipped.index_select(dim, dyn.arange(k - 1, -1, -1))
+    swapped = flipped.reshape(groups, cin // groups, cout_g, kd, kh, kw).transpose(1, 2)
+    return _conv3d(x, swapped.reshape(groups * cout_g, cin // groups, kd, kh, kw), bias, (1, 1, 1), 0, dilation,
+                   groups)
+
+
 def _conv_transpose(fn, spatial, input, weight, bias, stride, padding, output_padding, groups, dilation):
     ac = _dyn.autocast_dtype()
     if ac is not None:  # torch.autocast: the transposed convolutions are on its list too
@@ -277,6 +351,9 @@ def _conv_transpose(fn, spatial, input, weight, bias, stride, padding, output_pa
     x = input.unsqueeze(0) if unbatched else input
     args = [ntuple(v, spatial, name) for v, name in ((stride, "stride"), (padding, "padding"),
                                                        (output_padding, "output_padding"), (dilation, "dilation"))]
+    if spatial == 3:
+        out = _conv_transpose3d(x, weight, bias, args[0], args[1], args[2], groups, args[3])
+        return out.squeeze(0) if unbatched else out
     if spatial == 1:  # over height 1, as conv1d
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         args = [(first,) + a for first, a in zip((1, 0, 0, 1), args)]
@@ -295,4 +372,10 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """input [N, C_in, H, W], weight [C_in, C_out / groups, kH, kW]: the adjoint of conv2d."""
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """input [N, C_in, D, H, W], weight [C_in, C_out / groups, kD, kH, kW]: the adjoint of conv3d."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)

@@ -1,4 +1,4 @@
-"""Pooling of dyn.nn.functional: max, average and adaptive pools over 1 or 2 trailing dims.
+"""Pooling of dyn.nn.functional: max, average and adaptive pools over 1, 2 or 3 trailing dims.
 
 max and average pools stack one strided slice per kernel offset into windows [..., Ho, Wo, kh*kw]
 and reduce the last dim (see Note [conv as one matmul] in _conv.py for the slicing). Adaptive pools
@@ -130,6 +130,74 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override)
 
 
+def _depth_windows(y, k, s, p, d, ceil_mode, fill):
+    """y [N, C, D, ...] -> [N, C, Do, ..., k]: the depth windows of a 3-d pool, whose (h, w) part
+    was already pooled (max and sums are separable: over the window, then over depth)."""
+    n = y.shape[2]
+    out = _out_size(n, k, s, p, d, ceil_mode)
+    if out < 1:
+        raise RuntimeError(f"Given input size: {list(y.shape[1:])}. Calculated output depth: {out}. Output size is "
+                           "too small")
+    right = max((out - 1) * s + d * (k - 1) + 1 - n - p, 0)
+    if p or right:
+        amounts = [0, 0] * (y.ndim - 3) + [p, right]
+        y = pad(y, tuple(amounts), value=fill)
+    return dyn.stack([y[:, :, a * d: a * d + s * (out - 1) + 1: s] for a in range(k)], -1), out
+
+
+def _pool3d_args(fn, input, kernel_size, stride, padding, dilation):
+    check_tensor(fn, "input", input)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{fn}: expected a 4D (unbatched) or 5D (batched) input, got input of size "
+                           f"{list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: expected a floating point input, got {input.dtype}")
+    k = ntuple(kernel_size, 3, "kernel_size")
+    s = k if stride is None or stride == () or stride == [] else ntuple(stride, 3, "stride")
+    return k, s, ntuple(padding, 3, "padding"), ntuple(dilation, 3, "dilation")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over kernel windows of [N, C, D, H, W] (or [C, D, H, W]); padding counts as -inf."""
+    _no_indices("max_pool3d", return_indices)
+    k, s, p, d = _pool3d_args("max_pool3d", input, kernel_size, stride, padding, dilation)
+    for kk, pp, dd in zip(k, p, d):
+        if 2 * pp > dd * (kk - 1) + 1:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
+    x = input.unsqueeze(0) if input.ndim == 4 else input
+    plane = max_pool2d(x.reshape(-1, x.shape[3], x.shape[4]), k[1:], s[1:], p[1:], d[1:], ceil_mode)
+    plane = plane.reshape(x.shape[0], x.shape[1], x.shape[2], plane.shape[-2], plane.shape[-1])
+    windows, _ = _depth_windows(plane, k[0], s[0], p[0], d[0], ceil_mode, float("-inf"))
+    out = windows.max(-1).values
+    return out.squeeze(0) if input.ndim == 4 else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over kernel windows of [N, C, D, H, W] (or [C, D, H, W])."""
+    k, s, p, _ = _pool3d_args("avg_pool3d", input, kernel_size, stride, padding, 1)
+    for kk, pp in zip(k, p):
+        if 2 * pp > kk:
+            raise RuntimeError(f"pad should be at most half of kernel size, but got pad={pp} and kernel_size={kk}")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x = input.unsqueeze(0) if input.ndim == 4 else input
+    sums, ho, wo = _windows(x.reshape(-1, x.shape[3], x.shape[4]), k[1:], s[1:], p[1:], (1, 1), ceil_mode, 0.0)
+    plane = sums.sum(-1).reshape(x.shape[0], x.shape[1], x.shape[2], ho, wo)
+    windows, do = _depth_windows(plane, k[0], s[0], p[0], 1, ceil_mode, 0.0)
+    total = windows.sum(-1)
+    if divisor_override is not None:
+        out = total / divisor_override
+    else:
+        deps = _divisors(x.shape[2], k[0], s[0], p[0], do, count_include_pad)
+        rows = _divisors(x.shape[3], k[1], s[1], p[1], ho, count_include_pad)
+        cols = _divisors(x.shape[4], k[2], s[2], p[2], wo, count_include_pad)
+        counts = [[[float(a * r * c) for c in cols] for r in rows] for a in deps]
+        out = total / dyn.tensor(counts, dtype=input.dtype)
+    return out.squeeze(0) if input.ndim == 4 else out
+
+
 def _bins(n, out):
     return [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
 
@@ -183,6 +251,18 @@ def adaptive_avg_pool2d(input, output_size):
     """Means over PyTorch's adaptive bins of [N, C, H, W] (or [C, H, W]) to output_size (None keeps a dim)."""
     ho, wo = _adaptive_sizes("adaptive_avg_pool2d", input, 2, output_size)
     return _adaptive(_adaptive(input, -2, ho, _mean_keep), -1, wo, _mean_keep)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Means over PyTorch's adaptive bins of [N, C, D, H, W] (or [C, D, H, W])."""
+    do, ho, wo = _adaptive_sizes("adaptive_avg_pool3d", input, 3, output_size)
+    return _adaptive(_adaptive(_adaptive(input, -3, do, _mean_keep), -2, ho, _mean_keep), -1, wo, _mean_keep)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    _no_indices("adaptive_max_pool3d", return_indices)
+    do, ho, wo = _adaptive_sizes("adaptive_max_pool3d", input, 3, output_size)
+    return _adaptive(_adaptive(_adaptive(input, -3, do, _max_keep), -2, ho, _max_keep), -1, wo, _max_keep)
 
 
 def _no_indices(fn, return_indices):

@@ -9,7 +9,9 @@ from ._activation import (  # noqa: F401
     relu, relu6, selu, sigmoid, silu, softmax, softmin, softplus, softsign, tanh, threshold,
 )
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
-from ._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, pad, unfold  # noqa: F401
+from ._conv import (  # noqa: F401
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, pad, unfold,
+)
 from ._distance import cosine_similarity, pairwise_distance  # noqa: F401
 from ._loss_margin import (  # noqa: F401
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
@@ -26,6 +28,7 @@ from ._loss import (  # noqa: F401
 )
 from ._norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize, rms_norm  # noqa: F401
 from ._pool import (  # noqa: F401
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-    max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+    adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d, pixel_shuffle,
+    pixel_unshuffle,
 )

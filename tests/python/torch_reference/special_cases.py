@@ -125,6 +125,33 @@ def cases(torch, wrap=None):
     rec("embedding_bag_no_offsets", lambda: F.embedding_bag(idx, torch.tensor(table)))
     rec("embedding_bag_weights_mean", lambda: F.embedding_bag(idx, torch.tensor(table), offs, mode="mean",
                                                               per_sample_weights=torch.ones(8, dtype=torch.float64)))
+    # ---- the 3-d family: conv3d, conv_transpose3d, pools, BatchNorm3d ----
+    vol = g.standard_normal((2, 4, 5, 6, 7))
+    k3 = g.standard_normal((6, 2, 3, 2, 3)) * 0.3
+    rec("conv3d", lambda: grad_of(lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=(1, 0, 1),
+                                                           dilation=(1, 1, 2), groups=2), vol, k3, g.standard_normal(6)))
+    rec("conv3d_same", lambda: F.conv3d(torch.tensor(vol[:1]), torch.tensor(k3[:, :2].repeat(2, 1)), padding="same"))
+    rec("conv_transpose3d", lambda: grad_of(
+        lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=1, output_padding=(1, 0, 1)), vol[:, :, :3, :3, :3],
+        g.standard_normal((4, 3, 3, 2, 3)) * 0.3))
+    rec("conv3d_bad_channels", lambda: F.conv3d(torch.zeros(1, 3, 4, 4, 4), torch.zeros(2, 2, 1, 1, 1)))
+    rec("max_pool3d", lambda: grad_of(lambda x: F.max_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)), vol))
+    rec("max_pool3d_ceil_dilated", lambda: F.max_pool3d(torch.tensor(vol), 2, stride=2, dilation=(1, 2, 1),
+                                                        ceil_mode=True))
+    rec("avg_pool3d", lambda: grad_of(lambda x: F.avg_pool3d(x, (3, 2, 3), stride=2, padding=1), vol))
+    rec("avg_pool3d_exclude_pad", lambda: F.avg_pool3d(torch.tensor(vol), 3, stride=2, padding=1,
+                                                       count_include_pad=False))
+    rec("avg_pool3d_divisor", lambda: F.avg_pool3d(torch.tensor(vol), 2, divisor_override=3))
+    rec("adaptive_avg_pool3d", lambda: grad_of(lambda x: F.adaptive_avg_pool3d(x, (2, 4, 3)), vol))
+    rec("adaptive_max_pool3d", lambda: F.adaptive_max_pool3d(torch.tensor(vol), (3, 2, 5)))
+    rec("batch_norm3d", lambda: _batch_norm3d(torch, vol))
+    rec("module3d_reprs", lambda: [repr(m) for m in (
+        torch.nn.Conv3d(4, 6, 3), torch.nn.Conv3d(4, 6, (1, 2, 3), stride=2, padding=1, bias=False),
+        torch.nn.ConvTranspose3d(4, 2, 3, stride=2), torch.nn.MaxPool3d(2), torch.nn.AvgPool3d(3, stride=1),
+        torch.nn.AdaptiveAvgPool3d((1, 2, 3)), torch.nn.BatchNorm3d(4))])
+    rec("module3d_shapes", lambda: [list(p.shape) for m in (torch.nn.Conv3d(4, 6, (1, 2, 3)),
+                                                            torch.nn.ConvTranspose3d(4, 2, 3, groups=2))
+                                    for p in m.parameters()])
     rec("module_reprs", lambda: [repr(m) for m in (
         torch.nn.Bilinear(3, 2, 5), torch.nn.Bilinear(3, 2, 5, bias=False), torch.nn.Fold((4, 5), 2),
         torch.nn.Fold(4, (2, 3), stride=2, padding=1), torch.nn.LocalResponseNorm(3),
@@ -135,6 +162,14 @@ def cases(torch, wrap=None):
         torch.nn.Bilinear(3, 2, 5), torch.nn.EmbeddingBag(10, 3), torch.nn.Bilinear(3, 2, 5, bias=False))])
     rec("module_shapes", lambda: [list(p.shape) for p in torch.nn.Bilinear(3, 2, 5).parameters()])
     return r
+
+
+def _batch_norm3d(torch, vol):
+    bn = torch.nn.BatchNorm3d(4)
+    x = torch.tensor(vol, dtype=torch.float32)
+    train = bn(x)
+    bn.eval()
+    return train, bn(x), bn.running_mean, bn.running_var
 
 
 def _second(torch, f, values):

@@ -78,3 +78,9 @@ class BatchNorm2d(_BatchNorm):
     """Over [N, C, H, W]."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Over [N, C, D, H, W]."""
+
+    _dims = (5,)

@@ -1,4 +1,4 @@
-"""Conv1d and Conv2d, with PyTorch's parameters, padding modes and default initialization."""
+"""Conv1d, Conv2d and Conv3d and their transposes, with PyTorch's parameters, padding modes and default initialization."""
 import math
 
 import dyn
@@ -106,6 +106,15 @@ class Conv2d(_ConvNd):
         return self._conv(F.conv2d, input)
 
 
+class Conv3d(_ConvNd):
+    """3-d convolution over [N, C_in, D, H, W] (or [C_in, D, H, W]); weight [C_out, C_in / groups, kD, kH, kW]."""
+
+    _spatial = 3
+
+    def forward(self, input):
+        return self._conv(F.conv3d, input)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -156,4 +165,14 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def forward(self, input, output_size=None):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-d convolution (the adjoint of Conv3d); weight [C_in, C_out / groups, kD, kH, kW]."""
+
+    _spatial = 3
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups, self.dilation)
