@@ -3,7 +3,6 @@
 distributions_cases.py): reprs, shapes, densities, moments, gradients, KL divergences,
 transforms and validation errors; compiled equal to eager; and the samplers' statistics, which
 PyTorch cannot give us (dyn's random stream is its own)."""
-import json
 import os
 import sys
 import unittest
@@ -13,7 +12,7 @@ import dyn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
 from distributions_cases import cases, encode  # noqa: E402
-from reference import close  # noqa: E402
+from reference import assert_compiled_equals_eager, assert_like_recorded, close  # noqa: E402
 
 D = dyn.distributions
 # the same formulas as PyTorch's, but lgamma, digamma and erfinv are dyn's series (Note [special
@@ -35,24 +34,12 @@ def _same(got, want, floor=FLOOR):
 
 class TestAgainstPyTorch(unittest.TestCase):
     def test_every_case_as_pytorch_2_15(self):
-        with open(os.path.join(HERE, "torch_reference", "distributions.json")) as f:
-            reference = json.load(f)
-        self.assertEqual(reference["torch"], "2.15.0")
-        got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        self.assertEqual(sorted(got), sorted(reference["cases"]))
-        for name, want in reference["cases"].items():
-            with self.subTest(case=name):
-                self.assertTrue(_same(got[name], want, FLOOR_OF_CASE.get(name, FLOOR)), (got[name], want))
+        assert_like_recorded(self, "distributions.json", cases, encode, dyn, lambda got, want, name: _same(got, want, FLOOR_OF_CASE.get(name, FLOOR)))
 
 
 class TestCompiled(unittest.TestCase):
     def test_compiled_equals_eager(self):
-        eager = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        dyn.debug.reset()
-        compiled = {k: encode(dyn, v) for k, v in cases(dyn, wrap=dyn.compile).items()}
-        for k in eager:
-            with self.subTest(case=k):
-                self.assertEqual(compiled[k], eager[k])
+        assert_compiled_equals_eager(self, dyn, cases, encode)
 
     def test_rsample_in_a_compiled_policy(self):
         """A policy's sampled action and its log-probability, compiled, as eager under one seed."""

@@ -3,7 +3,6 @@ grid_sample, fold, local_response_norm, bilinear and embedding_bag with their mo
 PyTorch 2.15 (torch_reference/special.json, recorded by torch_reference/record.py from
 special_cases.py): values, gradients (second order too), reprs and errors; then compiled equal to
 eager, bit for bit."""
-import json
 import os
 import sys
 import unittest
@@ -12,7 +11,7 @@ import dyn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
-from reference import close  # noqa: E402
+from reference import assert_compiled_equals_eager, assert_like_recorded, close  # noqa: E402
 from special_cases import cases, encode  # noqa: E402
 
 # dyn evaluates the special functions in float64 by other series than PyTorch's kernels (Note
@@ -38,28 +37,12 @@ def _close(got, want, floor=None):
 
 class TestAgainstPyTorch(unittest.TestCase):
     def test_every_case_as_pytorch_2_15(self):
-        with open(os.path.join(HERE, "torch_reference", "special.json")) as f:
-            reference = json.load(f)
-        self.assertEqual(reference["torch"], "2.15.0")
-        got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        self.assertEqual(sorted(got), sorted(reference["cases"]))
-        for name, want in reference["cases"].items():
-            with self.subTest(case=name):
-                if want[:1] == ["error"]:
-                    self.assertEqual(got[name][:2], want[:2])
-                    self.assertTrue(got[name][2].startswith(want[2]), got[name][2])
-                else:
-                    self.assertTrue(_close(got[name], want, FLOOR_OF_CASE.get(name)), (got[name], want))
+        assert_like_recorded(self, "special.json", cases, encode, dyn, lambda got, want, name: _close(got, want, FLOOR_OF_CASE.get(name)))
 
 
 class TestCompiled(unittest.TestCase):
     def test_compiled_equals_eager(self):
-        eager = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        dyn.debug.reset()
-        compiled = {k: encode(dyn, v) for k, v in cases(dyn, wrap=dyn.compile).items()}
-        for k in eager:
-            with self.subTest(case=k):
-                self.assertEqual(compiled[k], eager[k])
+        assert_compiled_equals_eager(self, dyn, cases, encode)
 
 
 if __name__ == "__main__":

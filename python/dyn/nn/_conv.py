@@ -151,10 +151,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if unbatched else out
 
 
-def _conv2d(x, weight, bias, stride, padding, dilation, groups):
-    """x [N, C, H, W], weight [O, C / groups, kH, kW]: see Note [conv as one matmul]."""
-    n, c = x.shape[0], x.shape[1]
-    o, cg, kh, kw = weight.shape
+def _check_groups(x, weight, bias, groups):
+    """PyTorch's errors for groups, channels and bias that do not fit the weight."""
+    c, o, cg = x.shape[1], weight.shape[0], weight.shape[1]
     if not isinstance(groups, int) or groups < 1:
         raise RuntimeError(f"non-positive groups is not supported, got groups={groups}")
     if c != cg * groups:
@@ -166,6 +165,13 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     if bias is not None and tuple(bias.shape) != (o,):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
                            f"elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _conv2d(x, weight, bias, stride, padding, dilation, groups):
+    """x [N, C, H, W], weight [O, C / groups, kH, kW]: see Note [conv as one matmul]."""
+    n = x.shape[0]
+    o, cg, kh, kw = weight.shape
+    _check_groups(x, weight, bias, groups)
     (sh, sw), (dh, dw) = stride, dilation
     if min(sh, sw) < 1 or min(dh, dw) < 1:
         raise RuntimeError(f"conv: stride and dilation must be positive, got stride={stride}, dilation={dilation}")
@@ -188,19 +194,9 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
 def _conv3d(x, weight, bias, stride, padding, dilation, groups):
     """x [N, C, D, H, W], weight [O, C / groups, kD, kH, kW]: Note [conv as one matmul] with one
     strided slice per offset (a, i, j) of the 3-d kernel."""
-    n, c = x.shape[0], x.shape[1]
+    n = x.shape[0]
     o, cg, kd, kh, kw = weight.shape
-    if not isinstance(groups, int) or groups < 1:
-        raise RuntimeError(f"non-positive groups is not supported, got groups={groups}")
-    if c != cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead")
-    if o % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size {list(weight.shape)} instead")
-    if bias is not None and tuple(bias.shape) != (o,):
-        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
-                           f"elements, but got bias of size {list(bias.shape)} instead")
+    _check_groups(x, weight, bias, groups)
     (sd, sh, sw), (dd, dh, dw) = stride, dilation
     if min(stride) < 1 or min(dilation) < 1:
         raise RuntimeError(f"conv: stride and dilation must be positive, got stride={stride}, dilation={dilation}")
@@ -293,20 +289,26 @@ def _dilate(x, dim, stride):
     return spread[tuple(index)]
 
 
+def _check_transposed(fn, x, weight, groups, stride, output_padding, dilation):
+    """PyTorch's errors for a transposed conv's channels, groups and output_padding."""
+    cin = weight.shape[0]
+    if x.shape[1] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
+    if cin % groups:
+        raise RuntimeError(f"{fn}: in_channels ({cin}) must be divisible by groups ({groups})")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+
+
 def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation):
     """The gradient of conv2d with respect to its input, as a conv2d: spread the input by stride,
     pad it by dilation * (k - 1) - padding (plus output_padding on the right), and convolve with the
     kernel flipped and its in/out channels swapped."""
     cin, cout_g, kh, kw = weight.shape
-    if x.shape[1] != cin:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
-                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
-    if cin % groups:
-        raise RuntimeError(f"conv_transpose2d: in_channels ({cin}) must be divisible by groups ({groups})")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    _check_transposed("conv_transpose2d", x, weight, groups, stride, output_padding, dilation)
     x = _dilate(_dilate(x, 2, stride[0]), 3, stride[1])
     (ph, pw), (dh, dw), (oh, ow) = padding, dilation, output_padding
     x = pad(x, (dw * (kw - 1) - pw, dw * (kw - 1) - pw + ow, dh * (kh - 1) - ph, dh * (kh - 1) - ph + oh))
@@ -318,15 +320,7 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
 def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation):
     """_conv_transpose2d's construction over three spatial dims."""
     cin, cout_g, kd, kh, kw = weight.shape
-    if x.shape[1] != cin:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
-                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
-    if cin % groups:
-        raise RuntimeError(f"conv_transpose3d: in_channels ({cin}) must be divisible by groups ({groups})")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    _check_transposed("conv_transpose3d", x, weight, groups, stride, output_padding, dilation)
     for dim, s in zip((2, 3, 4), stride):
         x = _dilate(x, dim, s)
     amounts = []

@@ -69,3 +69,30 @@ def close(got, want, rel, floor=1e-12):
     if isinstance(got, float) and isinstance(want, float):
         return abs(got - want) <= rel * max(abs(got), abs(want), floor)
     return got == want
+
+
+def assert_like_recorded(tc, json_name, cases, encode, torch_like, same):
+    """Every case of cases(torch_like), encoded, as recorded in json_name: an error of the same type
+    whose message starts with PyTorch's, or values for which same(got, want, case name) holds."""
+    with open(os.path.join(HERE, json_name)) as f:
+        reference = json.load(f)
+    tc.assertEqual(reference["torch"], "2.15.0")
+    got = {k: encode(torch_like, v) for k, v in cases(torch_like).items()}
+    tc.assertEqual(sorted(got), sorted(reference["cases"]))
+    for name, want in reference["cases"].items():
+        with tc.subTest(case=name):
+            if isinstance(want, list) and want[:1] == ["error"]:
+                tc.assertEqual(got[name][:2], want[:2])
+                tc.assertTrue(got[name][2].startswith(want[2]), got[name][2])
+            else:
+                tc.assertTrue(same(got[name], want, name), (got[name], want))
+
+
+def assert_compiled_equals_eager(tc, dyn, cases, encode):
+    """Every case run with its functions compiled (cases' wrap) gives eager's results, bit for bit."""
+    eager = {k: encode(dyn, v) for k, v in cases(dyn).items()}
+    dyn.debug.reset()
+    compiled = {k: encode(dyn, v) for k, v in cases(dyn, wrap=dyn.compile).items()}
+    for k in eager:
+        with tc.subTest(case=k):
+            tc.assertEqual(compiled[k], eager[k])
