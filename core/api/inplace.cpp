@@ -133,6 +133,9 @@ void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, T
     r = dispatch(op, args, a);
   }
   if (r.dtype() != self.dtype()) r = ops::to_dtype(r, self.dtype());
+  // Written into a tensor that cannot require grad (an integer one: x_int[1:3] = v * 2), the values
+  // lose their history, as in PyTorch: the write is a plain copy.
+  const bool history = requires_grad(r) || requires_grad(self) || (base.defined() && requires_grad(base));
   if (!requires_grad(r) && (requires_grad(self) || (base.defined() && requires_grad(base)))) {
     // Nothing of the old values reaches the result (x.gt_(0)): they get a zero gradient, and the
     // tensor keeps requiring grad, as PyTorch's GtBackward0 and its kind give.
@@ -150,6 +153,7 @@ void inplace_with_history(OpId op, std::span<const Tensor> in, const Attrs& a, T
     const Tensor src[1] = {r};
     dispatch_into(OpId::cast, src, c, self);
   }
+  if (!history) return;
   Capture* cap = Capture::active();
   if (cap) cap->note_inplace_history();
   if (Storage* st = self.storage()) st->last_history_op = static_cast<int16_t>(op);

@@ -78,6 +78,10 @@ COMPUTE = {
         "{p}.logsumexp(-1, keepdim=True) * {q}", "{p} + {p}.int()", "({p} > 0) * {q} + {p}.long() * 2",
         "{p} * {q}.std(-1, keepdim=True)", "{p}.cumsum(-1) - {q}.flip(-1)", "{p}.masked_fill({q} > 0, 0.5)",
         "{p}.clamp_min(0.1).rsqrt() + {q}.square()", "{p}.lerp({q}, 0.3)", "{p}.addcmul({q}, {p}, value=0.5)",
+        # the composites of torch.special, torch.distributions and tensor-bound clamps
+        "{p}.lgamma() + ({q}.abs() + 0.25).digamma()", "dyn.special.erfinv({p}.tanh() * 0.9) * {q}",
+        "dyn.polygamma(1, {p}.abs() + 0.5) - {q}", "dyn.special.ndtr({p}) + {q}.sign()",
+        "{p}.clamp(-{q}.abs(), {q}.abs())", "dyn.distributions.Normal({p}, {q}.abs() + 0.5).log_prob({q} * 0.5)",
         "{p}.remainder(0.7) + {q}.sign()", "dyn.where({p} > 0, {p}, 1)", "{p}.gather(-1, {q}.argsort(-1))",
         "{p}.norm(dim=-1, keepdim=True) + {q}",
         # the other dtypes: float16 and bfloat16 round at every op, integers wrap

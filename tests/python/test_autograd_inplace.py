@@ -99,6 +99,27 @@ class TestCompiledEqualsEager(unittest.TestCase):
         self.assertGreaterEqual(c["cache_hits"], 3)
 
 
+class TestWritesWithoutHistory(unittest.TestCase):
+    def test_values_with_history_written_into_an_integer_tensor(self):
+        """An integer tensor cannot require grad: the write is a plain copy, as in PyTorch (a view of
+        it used to take history and crash the process)."""
+        v = dyn.tensor([1.5, 2.5], requires_grad=True)
+        x = dyn.zeros(4, dtype=dyn.int32)
+        x[1:3] = v * 2
+        self.assertEqual(x.tolist(), [0, 3, 5, 0])
+        self.assertFalse(x.requires_grad)
+        self.assertIsNone(x.grad_fn)
+        y = dyn.zeros(4, dtype=dyn.int64)
+        y.copy_(v.sum().expand(4))
+        self.assertEqual((y.tolist(), y.requires_grad), ([4, 4, 4, 4], False))
+        z = dyn.zeros(3)  # a float one takes the history
+        z[0] = v[0]
+        self.assertTrue(z.requires_grad)
+        self.assertIn("CopySlices", repr(z.grad_fn))
+        z.sum().backward()
+        self.assertEqual(v.grad.tolist(), [1.0, 0.0])
+
+
 class TestNoCycles(unittest.TestCase):
     def test_a_write_leaves_no_cycle_to_keep_the_graph_alive(self):
         # A node keeps its inputs as aliases, never the tensors: otherwise x.add_(1) would make
