@@ -229,6 +229,32 @@ class TestStaysOnTier1(Base):
         reason, _ = self.reason(f, X)
         self.assertIn("stores `.n`", reason)
 
+    def test_a_written_view_of_another_argument(self):
+        """y[0, 0] = v with y a view of x wrote into x's memory when traced: y is an input too, fetched
+        and checked at each hit (a lifted hit wrote x when y no longer was its view: found by the
+        stale-graph fuzzer, seed 9)."""
+        def f(x, y):
+            t = x.t() @ x
+            with dyn.no_grad():
+                y[0, 0] = -1.5
+            return t.softmax(-1)
+
+        cf = dyn.compile(f, lift=True)
+        for _ in range(3):
+            x = dyn.randn(1, 3)
+            y_eager, x_eager = x.clone(), x.clone()
+            want = f(x_eager, x_eager[...])
+            got = cf(x, x[...])
+            self.assertTrue(same(got, want) and same(x, x_eager))
+        hits = cf._state.lifted_hits  # (x, x[...]) may be served: the engine checks y is x again
+        x, y = dyn.randn(1, 3), dyn.tensor([[1, 2, 3]], dtype=dyn.int32)
+        x0 = x.clone()
+        cf(x, y)
+        self.assertTrue(same(x, x0))  # x untouched, the write went to y
+        self.assertEqual(y.tolist(), [[-1, 2, 3]])
+        self.assertEqual(cf._state.lifted_hits, hits)  # an independent y is not served by that entry
+        del y_eager
+
     def test_graph_break(self):
         def f(x):
             if x.sum().item() > 0:

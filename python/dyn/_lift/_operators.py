@@ -210,6 +210,10 @@ class _Operators:
         obj, key, val = stk[-2], stk[-1], stk[-3]
         po, pk, pv = fr.stack[-2], fr.stack[-1], fr.stack[-3]
         if isinstance(obj, _tensor_type()):
+            if isinstance(po, Src):
+                # the tensor written is an input too: fetched and checked at the next call (a view
+                # of another input written here wrote into that input's memory when traced)
+                self.tensor_src(obj, po.e)
             if isinstance(val, _tensor_type()):
                 if isinstance(pv, Src):
                     self.tensor_src(val, pv.e)
