@@ -92,6 +92,24 @@ class TestTrace(unittest.TestCase):
         self.assertTrue(torch.equal(gm(t), t.exp().sum()))
         self.assertIn("exp = torch.exp(x);  x = None", gm.code)
 
+    def test_a_tracer_subclass_makes_every_node_through_create_node(self):
+        """pytorch/examples fx/custom_tracer.py: overriding Tracer.create_node tags every node,
+        placeholders and output included."""
+        class Tagging(torch.fx.Tracer):
+            def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+                n = super().create_node(kind, target, args, kwargs, name)
+                n.tag = "foo"
+                return n
+
+        class Add(torch.nn.Module):
+            def forward(self, a, b=2):
+                return a + b
+
+        g = Tagging().trace(Add())
+        self.assertEqual([n.op for n in g.nodes], ["placeholder", "placeholder", "call_function", "output"])
+        self.assertTrue(all(getattr(n, "tag", None) == "foo" for n in g.nodes))
+        self.assertEqual(list(g.nodes)[1].args, (2,))  # a default value is the placeholder's argument
+
     def test_tracing_leaves_dyn_as_it_was(self):
         before = torch.exp
         with self.assertRaises(fx.TraceError):

@@ -591,8 +591,12 @@ class Tracer:
             if isinstance(a, slice):
                 return slice(unwrap(a.start), unwrap(a.stop), unwrap(a.step))
             return a
-        node = self.graph.create_node(kind, target, unwrap(tuple(args)), unwrap(dict(kwargs)), name=name)
+        node = self.create_node(kind, target, unwrap(tuple(args)), unwrap(dict(kwargs)), name)
         return Proxy(node, self)
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        """Every node the tracer makes comes through here (a subclass may tag or rewrite them)."""
+        return self.graph.create_node(kind, target, args, kwargs, name=name, type_expr=type_expr)
 
     def path_of_module(self, mod):
         for name, m in self.root.named_modules():
@@ -624,7 +628,8 @@ class Tracer:
             elif p.kind == p.VAR_POSITIONAL:
                 raise TraceError(f"symbolic_trace: *{p.name} cannot be traced; give the arguments by name")
             else:
-                args.append(Proxy(self.graph.placeholder(p.name, default_value=p.default), self))
+                default = () if p.default is inspect.Parameter.empty else (p.default,)
+                args.append(Proxy(self.create_node("placeholder", p.name, default, {}, p.name), self))
         with _patched(self):
             result = fn(*args)
         self.create_proxy("output", "output", (result,), {})
