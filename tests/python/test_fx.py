@@ -110,6 +110,57 @@ class TestTrace(unittest.TestCase):
         self.assertTrue(all(getattr(n, "tag", None) == "foo" for n in g.nodes))
         self.assertEqual(list(g.nodes)[1].args, (2,))  # a default value is the placeholder's argument
 
+    def test_interpreter_runs_node_by_node(self):
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 3)
+
+            def forward(self, x, scale=2.0):
+                y = torch.relu(self.lin(x)) * scale
+                return y.sum(-1), y
+
+        torch.manual_seed(0)
+        gm = fx.symbolic_trace(Net())
+        x = torch.randn(2, 4)
+
+        class Counting(fx.Interpreter):
+            def __init__(self, mod):
+                super().__init__(mod)
+                self.ops = []
+
+            def run_node(self, n):
+                self.ops.append(n.op)
+                return super().run_node(n)
+
+        c = Counting(gm)
+        out = c.run(x)
+        self.assertEqual(c.ops, ["placeholder", "placeholder", "call_module", "call_function", "call_function",
+                                 "call_method", "output"])
+        self.assertTrue(torch.equal(out[0], gm(x)[0]) and torch.equal(out[1], gm(x)[1]))
+        self.assertEqual([n.op for n in c.env], ["output"])  # the others dropped after their last use
+
+        class Sigmoid(fx.Interpreter):
+            def call_function(self, target, args, kwargs):
+                if target is torch.relu:
+                    return torch.sigmoid(*args)
+                return super().call_function(target, args, kwargs)
+
+        self.assertTrue(torch.equal(Sigmoid(gm).run(x, 1.0)[1], torch.sigmoid(gm.lin(x))))
+        with self.assertRaisesRegex(RuntimeError, "Expected positional argument for parameter"):
+            fx.Interpreter(fx.symbolic_trace(lambda a, b: a + b)).run(x)
+
+        class Gelu(fx.Transformer):
+            def call_function(self, target, args, kwargs):
+                if target is torch.relu:
+                    target = torch.nn.functional.gelu
+                return super().call_function(target, args, kwargs)
+
+        new = Gelu(gm).transform()
+        self.assertEqual(type(new).__name__, "GraphModule")
+        self.assertEqual([n.target for n in new.graph.nodes if n.op == "call_function"][0].__name__, "gelu")
+        self.assertTrue(torch.equal(new(x)[1], torch.nn.functional.gelu(gm.lin(x)) * 2.0))
+
     def test_tracing_leaves_dyn_as_it_was(self):
         before = torch.exp
         with self.assertRaises(fx.TraceError):

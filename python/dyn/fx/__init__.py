@@ -13,7 +13,7 @@ import re
 
 import dyn
 
-__all__ = ["Graph", "GraphModule", "Node", "Proxy", "Tracer", "symbolic_trace", "wrap"]
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "symbolic_trace", "wrap"]
 
 
 class TraceError(ValueError):
@@ -694,3 +694,6 @@ def symbolic_trace(root, concrete_args=None):
     name = type(root).__name__ if isinstance(root, dyn.nn.Module) else root.__name__
     gm = GraphModule(tracer.root, graph, name)
     return gm
+
+
+from .interpreter import Interpreter, Transformer  # noqa: E402  (they build on the classes above)
