@@ -90,27 +90,6 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
     f->where = current_source();
     return false;
   }
-  if (n.default_dtype != default_float_dtype()) {
-    f->kind = GuardKind::Op;
-    f->what =
-        fmt::format("the default dtype at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
-    f->subject = "the default dtype";
-    f->expected = std::string(dtype_name(n.default_dtype));
-    f->actual = std::string(dtype_name(default_float_dtype()));
-    f->hint = "dyn.set_default_dtype ran inside the call with another dtype than when traced";
-    f->where = current_source();
-    return false;
-  }
-  if (n.autocast != autocast_dtype()) {
-    f->kind = GuardKind::Op;
-    f->what = fmt::format("autocast at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
-    f->subject = "autocast";
-    f->expected = autocast_name(n.autocast);
-    f->actual = autocast_name(autocast_dtype());
-    f->hint = "a torch.autocast block was entered or left inside the call where the trace had not";
-    f->where = current_source();
-    return false;
-  }
   std::vector<std::pair<const TensorImpl*, int>> tentative;
   auto operand = [&](const Tensor& t, int expected) {
     int v = replay_value_of(t, expected, g, &binds_[entry], f, &tentative);
@@ -139,6 +118,30 @@ bool Capture::check_node(int entry, OpId op, std::span<const Tensor> in, const A
   for (size_t i = 0; i < in.size(); ++i)
     if (!operand(in[i], n.inputs[i])) return false;
   if (self && !operand(*self, n.target)) return false;
+  // The default dtype and autocast after the operands: when the sizes of an input change the ops a
+  // call runs (a roll by 0 records none), an op of another line stands where the traced one did,
+  // under another default dtype maybe; the input that changed is the cause to name.
+  if (n.default_dtype != default_float_dtype()) {
+    f->kind = GuardKind::Op;
+    f->what =
+        fmt::format("the default dtype at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
+    f->subject = "the default dtype";
+    f->expected = std::string(dtype_name(n.default_dtype));
+    f->actual = std::string(dtype_name(default_float_dtype()));
+    f->hint = "dyn.set_default_dtype ran inside the call with another dtype than when traced";
+    f->where = current_source();
+    return false;
+  }
+  if (n.autocast != autocast_dtype()) {
+    f->kind = GuardKind::Op;
+    f->what = fmt::format("autocast at op {} of segment {} ({}) changed", node_k_, segment_index_, op_name(op));
+    f->subject = "autocast";
+    f->expected = autocast_name(n.autocast);
+    f->actual = autocast_name(autocast_dtype());
+    f->hint = "a torch.autocast block was entered or left inside the call where the trace had not";
+    f->where = current_source();
+    return false;
+  }
   // A dynamic graph's size arguments: each must fit its form (binding a symbol met first here),
   // and is then compared as if it were the traced one.
   const Attrs* now = &a;

@@ -324,6 +324,35 @@ class TestNoFalseBlame(unittest.TestCase):
         self.assertEqual((r2["closest"], r2["cause"]["key"], r2["cause"]["first"], r2["cause"]["value"]),
                          (1, "dim 0 of tensor 'x' (argument)", "10", "12"))
 
+    def test_a_size_that_changes_which_ops_run_is_no_default_dtype_change(self):
+        """A roll by 0 records no op: with y's size 3 instead of 2, the op that stands first is the
+        roll inside a set_default_dtype block, under another dtype than the traced first op. The
+        cause is y's size, not the default dtype (stale-graph fuzzer, seed 9, program 1191)."""
+        import dyn
+
+        @dyn.compile(dynamic=False)
+        def f(y):
+            t1 = y.roll(3, 0)
+            prev = dyn.get_default_dtype()
+            dyn.set_default_dtype(dyn.float32)
+            try:
+                t2 = t1.roll(1, 0)
+            finally:
+                dyn.set_default_dtype(prev)
+            return t2
+
+        prev = dyn.get_default_dtype()
+        dyn.set_default_dtype(dyn.float64)
+        try:
+            f(dyn.randn(2, 1))
+            f(dyn.randn(3, 1))
+        finally:
+            dyn.set_default_dtype(prev)
+        (r,) = dyn.debug.events("recompile", f)
+        self.assertEqual((r["cause"]["key"], r["cause"]["first"], r["cause"]["value"]),
+                         ("dim 0 of tensor 'y' (argument)", "2", "3"))
+        self.assertNotIn("set_default_dtype", r["hint"] + r["cause"]["hint"])
+
     def test_a_float_read_at_each_call_is_not_the_branch(self):
         import dyn
 
