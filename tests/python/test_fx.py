@@ -161,6 +161,43 @@ class TestTrace(unittest.TestCase):
         self.assertEqual([n.target for n in new.graph.nodes if n.op == "call_function"][0].__name__, "gelu")
         self.assertTrue(torch.equal(new(x)[1], torch.nn.functional.gelu(gm.lin(x)) * 2.0))
 
+    def test_buffers_are_values_and_names_keep_underscores(self):
+        """As torch.fx: a buffer read by attribute is its value (b.sum() runs, and its result is a
+        _tensor_constant attribute); nodes keep the underscores of their names (relu_, _private).
+        The expected texts are what PyTorch 2.15 printed for the same modules."""
+        class B(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", torch.ones(3))
+
+            def forward(self, x):
+                return x + self.b.sum() + self.b
+
+        gm = fx.symbolic_trace(B())
+        self.assertEqual(str(gm.graph).strip(), """graph():
+    %x : [num_users=1] = placeholder[target=x]
+    %_tensor_constant0 : [num_users=1] = get_attr[target=_tensor_constant0]
+    %add : [num_users=1] = call_function[target=operator.add](args = (%x, %_tensor_constant0), kwargs = {})
+    %b : [num_users=1] = get_attr[target=b]
+    %add_1 : [num_users=1] = call_function[target=operator.add](args = (%add, %b), kwargs = {})
+    return add_1""")
+        x = torch.randn(3)
+        self.assertTrue(torch.equal(gm(x), x + 3.0 + 1.0))
+
+        class N(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([torch.nn.ReLU()])
+                self._private = torch.nn.Parameter(torch.ones(2))
+
+            def forward(self, x):
+                y = x.relu_()
+                z = self.layers[0](y) + self._private
+                return z.add_(1).__add__(2)
+
+        self.assertEqual([n.name for n in fx.symbolic_trace(N()).graph.nodes],
+                         ["x", "relu_", "layers_0", "_private", "add", "add_", "add_1", "output"])
+
     def test_tracing_leaves_dyn_as_it_was(self):
         before = torch.exp
         with self.assertRaises(fx.TraceError):
