@@ -90,9 +90,9 @@ double exp_shifted_sum_avx512(const float* row, int64_t r, float shift, float* e
     acc = _mm512_add_pd(acc, low_pd(y));
     acc = _mm512_add_pd(acc, high_pd(y));
   }
-  if (k + 8 <= r) {
-    __m512 y = FM::exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(0xff, row + k), c));
-    if (e) _mm512_mask_storeu_ps(e + k, 0xff, y);
+  if (k + 8 <= r) {  // 8 more: a 256-bit load and store (the upper lanes are zeros, unused)
+    __m512 y = FM::exp(_mm512_sub_ps(_mm512_zextps256_ps512(_mm256_loadu_ps(row + k)), c));
+    if (e) _mm256_storeu_ps(e + k, _mm512_castps512_ps256(y));
     acc = _mm512_add_pd(acc, low_pd(y));
     k += 8;
   }
