@@ -1,7 +1,6 @@
 """torch.linalg's LAPACK functions (python/dyn/_lapack.py) against PyTorch 2.15
 (torch_reference/linalg.json, recorded by torch_reference/record.py from linalg_cases.py): values,
 gradients (first and second order) and errors; then compiled equal to eager, bit for bit."""
-import json
 import os
 import sys
 import unittest
@@ -11,7 +10,7 @@ import dyn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "torch_reference"))
 from linalg_cases import cases, encode  # noqa: E402
-from reference import close  # noqa: E402
+from reference import assert_compiled_equals_eager, assert_like_recorded, close  # noqa: E402
 
 # PyTorch's wheels call MKL's LAPACK, dyn Debian's OpenBLAS: the same factorizations, rounded in
 # another order. float64 agrees to 1e-9 of each value (cond and the matrix powers amplify a few
@@ -30,18 +29,7 @@ def _close(got, want, rel):
 
 class TestAgainstPyTorch(unittest.TestCase):
     def test_every_case_as_pytorch_2_15(self):
-        with open(os.path.join(HERE, "torch_reference", "linalg.json")) as f:
-            reference = json.load(f)
-        self.assertEqual(reference["torch"], "2.15.0")
-        got = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        self.assertEqual(sorted(got), sorted(reference["cases"]))
-        for name, want in reference["cases"].items():
-            with self.subTest(case=name):
-                if want[:1] == ["error"]:
-                    self.assertEqual(got[name][:2], want[:2])
-                    self.assertTrue(got[name][2].startswith(want[2]), got[name][2])
-                else:
-                    self.assertTrue(_close(got[name], want, 1e-9), (got[name], want))
+        assert_like_recorded(self, "linalg.json", cases, encode, dyn, lambda got, want, name: _close(got, want, 1e-9))
 
     def test_lin_alg_error_is_a_runtime_error(self):
         self.assertTrue(issubclass(dyn.linalg.LinAlgError, RuntimeError))
@@ -51,12 +39,7 @@ class TestAgainstPyTorch(unittest.TestCase):
 
 class TestCompiled(unittest.TestCase):
     def test_compiled_equals_eager(self):
-        eager = {k: encode(dyn, v) for k, v in cases(dyn).items()}
-        dyn.debug.reset()
-        compiled = {k: encode(dyn, v) for k, v in cases(dyn, wrap=dyn.compile).items()}
-        for k in eager:
-            with self.subTest(case=k):
-                self.assertEqual(compiled[k], eager[k])
+        assert_compiled_equals_eager(self, dyn, cases, encode)
 
     def test_a_call_in_a_region_is_a_graph_break_naming_it(self):
         @dyn.compile
