@@ -121,11 +121,16 @@ class TestWritesWithoutHistory(unittest.TestCase):
 
 
 class TestNoCycles(unittest.TestCase):
-    def test_a_write_leaves_no_cycle_to_keep_the_graph_alive(self):
-        # A node keeps its inputs as aliases, never the tensors: otherwise x.add_(1) would make
-        # x -> AddBackward0 -> x, and out[1] = h (h made from out) out -> CopySlices -> ... -> out,
-        # and no graph written in place would be freed without a backward().
+    @staticmethod
+    def keeper():
+        """(Keep, refs): an autograd Function whose nodes each hold a fresh object, and weak
+        references to those objects: all None once no graph keeps a node alive."""
         import weakref
+
+        refs = []
+
+        class Sentinel:
+            pass
 
         class Keep(dyn.autograd.Function):
             @staticmethod
@@ -138,10 +143,13 @@ class TestNoCycles(unittest.TestCase):
             def backward(ctx, g):
                 return g
 
-        class Sentinel:
-            pass
+        return Keep, refs
 
-        refs = []
+    def test_a_write_leaves_no_cycle_to_keep_the_graph_alive(self):
+        # A node keeps its inputs as aliases, never the tensors: otherwise x.add_(1) would make
+        # x -> AddBackward0 -> x, and out[1] = h (h made from out) out -> CopySlices -> ... -> out,
+        # and no graph written in place would be freed without a backward().
+        Keep, refs = self.keeper()
         a = dyn.ones(3, requires_grad=True)
         x = Keep.apply(a)
         x.add_(1)
@@ -156,23 +164,7 @@ class TestNoCycles(unittest.TestCase):
     def test_no_cycle_through_a_tensor_from_outside_a_compiled_function(self):
         # In a compile region a node keeps a tensor from outside as itself (the capture names its
         # inputs by identity); when a write gives that tensor history, such nodes take an alias.
-        import weakref
-
-        refs = []
-
-        class Sentinel:
-            pass
-
-        class Keep(dyn.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.sentinel = Sentinel()
-                refs.append(weakref.ref(ctx.sentinel))
-                return x * 1
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
+        Keep, refs = self.keeper()
 
         def f(buf, view, a):
             y = Keep.apply(a)
