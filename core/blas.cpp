@@ -1,5 +1,6 @@
-// Matrix products through OpenBLAS, opened at run time; products with few rows in A (at most 16)
-// run on small_gemm.cpp instead.
+// Matrix products through OpenBLAS, opened at run time; float products with few rows in A (at most
+// 16) run on small_gemm.cpp instead, and the others on packed_gemm.cpp where the process computes
+// on AVX-512.
 // Note [blas core]: Debian's OpenBLAS picks its kernels from the CPU id when it loads. On cloud VMs
 // with a generic CPU model it falls back to old SSE3 kernels, ~4x slower than the AVX-512 ones the
 // CPU supports. OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so the variable must
@@ -14,6 +15,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/isa.h"
+#include "core/packed_gemm.h"
 #include "core/small_gemm.h"
 #include "core/thread_pool.h"
 
@@ -65,6 +68,7 @@ Blas& blas() {
     }
     if (!h) {
       bl->info.library = "none (install libopenblas0); using the built-in loops";
+      bl->info.float32 = use_avx512() ? "dyn AVX-512" : "the built-in loops";
       return bl;
     }
     bl->sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
@@ -73,6 +77,7 @@ Blas& blas() {
     auto core = reinterpret_cast<CoreNameFn>(dlsym(h, "openblas_get_corename"));
     if (core) bl->info.core = core();
     bl->info.loaded = bl->sgemm && bl->dgemm;
+    bl->info.float32 = use_avx512() ? "dyn AVX-512" : bl->info.library;
     if (bl->set_threads) bl->set_threads(get_num_threads());
     return bl;
   }();
@@ -124,6 +129,8 @@ void call_gemm(Fn fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
           float* c, int64_t ldc) {
   if (small_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
+  // Note [one chain per element] (packed_gemm.cpp); DYN_VMATH=avx2 gives OpenBLAS's products too.
+  if (use_avx512() && packed_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   call_gemm(blas().sgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 

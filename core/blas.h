@@ -8,6 +8,7 @@ struct BlasInfo {
   bool loaded = false;
   std::string library;  // the file opened, or why none was
   std::string core;     // the kernel set OpenBLAS chose ("SkylakeX")
+  std::string float32;  // what runs float products past small_gemm's rows: dyn's AVX-512 kernels or BLAS
 };
 
 // Sets OPENBLAS_CORETYPE for this CPU unless the user set it. Call before anything loads OpenBLAS

@@ -339,8 +339,8 @@ DYN_FAST(f_set_default_dtype) {
 DYN_FAST(f_blas_info) {
   parse_args("blas_info", args, nargs, kw, {}, 0, nullptr);
   const BlasInfo& b = blas_info();
-  return Py_BuildValue("{s:O,s:s,s:s}", "loaded", b.loaded ? Py_True : Py_False, "library", b.library.c_str(), "core",
-                       b.core.c_str());
+  return Py_BuildValue("{s:O,s:s,s:s,s:s}", "loaded", b.loaded ? Py_True : Py_False, "library", b.library.c_str(),
+                       "core", b.core.c_str(), "float32", b.float32.c_str());
 }
 
 DYN_FAST(f_is_grad_enabled) {

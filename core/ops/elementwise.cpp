@@ -266,11 +266,16 @@ constexpr std::optional<vmath::Fn> vmath_fn(OpId op) {
 
 // formula::name over n contiguous elements, with the bits of formula::name on each: the vmath
 // call is made once for the block, and the formulas built on exp and erf (sigmoid, silu, gelu)
-// do their other steps around it in the formula's order.
+// run as one vector function in float (vmath::Formula), in double as steps around the call.
 template <OpId Op, typename T>
 void unary_block(const T* x, T* o, int64_t n) {
   if constexpr (formula::kFloat<T> && vmath_fn(Op).has_value()) {
     vmath::map(*vmath_fn(Op), x, o, n);
+  } else if constexpr (std::is_same_v<T, float> && (Op == OpId::sigmoid || Op == OpId::silu || Op == OpId::gelu)) {
+    vmath::map(Op == OpId::sigmoid ? vmath::Formula::sigmoid
+               : Op == OpId::silu  ? vmath::Formula::silu
+                                   : vmath::Formula::gelu,
+               x, o, n);
   } else if constexpr (formula::kFloat<T> && (Op == OpId::sigmoid || Op == OpId::silu || Op == OpId::gelu)) {
     T t[block::kBlock];
     for (int64_t b = 0; b < n; b += block::kBlock) {

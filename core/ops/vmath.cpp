@@ -8,11 +8,10 @@
 // clang-format on
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "core/isa.h"
 #include "core/ops/vmath_avx2.h"
 #include "core/ops/vmath_impl.h"
 
@@ -27,12 +26,7 @@ DYN_VMATH_TABLE(F8, float_fn, f8, avx2)
 
 DYN_VMATH_TABLE(D4, double_fn, d4, avx2)
 
-// DYN_VMATH=avx2 keeps AVX2 on an AVX-512 machine (to reproduce another machine's bits).
-const bool kAvx512 = [] {
-  const char* want = std::getenv("DYN_VMATH");
-  if (want && std::strcmp(want, "avx2") == 0) return false;
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kAvx512 = use_avx512();
 
 // SLEEF's u10 sinh and cosh overflow before their results do (|x| > 88.5 in float, 709 in
 // double), and asinh and acosh before x*x + 1 can be formed (|x| > 1.8e19, 1.3e154). Such lanes
@@ -86,6 +80,20 @@ void detail::map_avx2(Fn f, const float* in, float* out, int64_t n) {
   if (f == Fn::erf) return map_own<detail::FloatMath<detail::Avx2>::erf>(in, out, n);
   F8 fn = float_fn(f);
   detail::each_vector<8>(in, out, n, [fn](const float* a, float* r) { _mm256_storeu_ps(r, fn(_mm256_loadu_ps(a))); });
+}
+
+void detail::map_avx2(Formula f, const float* in, float* out, int64_t n) {
+  using M = detail::FloatMath<detail::Avx2>;
+  if (f == Formula::sigmoid) return map_own<M::sigmoid>(in, out, n);
+  if (f == Formula::silu) return map_own<M::silu>(in, out, n);
+  map_own<M::gelu>(in, out, n);
+}
+
+void map(Formula f, const float* in, float* out, int64_t n) {
+  if (kAvx512)
+    detail::map_avx512(f, in, out, n);
+  else
+    detail::map_avx2(f, in, out, n);
 }
 
 void map(Fn f, const float* in, float* out, int64_t n) {

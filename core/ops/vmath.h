@@ -31,6 +31,12 @@ enum class Fn : uint8_t {
 void map(Fn f, const float* in, float* out, int64_t n);
 void map(Fn f, const double* in, double* out, int64_t n);
 
+// The float formulas built on exp and erf, in one pass at the vector width: sigmoid 1 / (1 +
+// exp(-x)), silu x / (1 + exp(-x)), gelu (0.5 x)(1 + erf(x sqrt(1/2))); each step one IEEE
+// rounding, as formulas.h's scalar steps, so the bits are those of the steps done one by one.
+enum class Formula : uint8_t { sigmoid, silu, gelu };
+void map(Formula f, const float* in, float* out, int64_t n);
+
 // f(x) for one value, with the bits map gives it.
 float one(Fn f, float x);
 double one(Fn f, double x);
@@ -38,8 +44,8 @@ double one(Fn f, double x);
 // Which library and instruction set: "SLEEF 3.5 (AVX2, 1.0 ULP)".
 const char* library();
 
-// Whether this process computes on AVX-512 (the CPU has it and DYN_VMATH is not "avx2"): chosen
-// once, so that vmath and the row kernels (rows.h) take one instruction set for the whole run.
+// use_avx512() (core/isa.h): whether this process computes on AVX-512, chosen once, so that vmath,
+// the row kernels (rows.h) and the float products take one instruction set for the whole run.
 bool avx512();
 
 }  // namespace dyn::vmath

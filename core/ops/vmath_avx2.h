@@ -12,6 +12,7 @@ struct Avx2 {
   DYN_VMATH_UNIFORM_OPS(__m256, _mm256, si256)
   static F round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static F neg(F a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
   static F copysign(F mag, F sign) {
     F bit = _mm256_set1_ps(-0.0f);
     return _mm256_or_ps(_mm256_andnot_ps(bit, mag), _mm256_and_ps(bit, sign));

@@ -34,6 +34,13 @@ void map_avx512(Fn f, const float* in, float* out, int64_t n) {
   each_vector<16>(in, out, n, [fn](const float* a, float* r) { _mm512_storeu_ps(r, fn(_mm512_loadu_ps(a))); });
 }
 
+void map_avx512(Formula f, const float* in, float* out, int64_t n) {
+  using M = FloatMath<Avx512>;
+  if (f == Formula::sigmoid) return map_own<M::sigmoid>(in, out, n);
+  if (f == Formula::silu) return map_own<M::silu>(in, out, n);
+  map_own<M::gelu>(in, out, n);
+}
+
 void map_avx512(Fn f, const double* in, double* out, int64_t n) {
   D8 fn = double_fn(f);
   each_vector<8>(in, out, n, [fn](const double* a, double* r) { _mm512_storeu_pd(r, fn(_mm512_loadu_pd(a))); });

@@ -14,6 +14,7 @@ struct Avx512 {
   static F round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static __m512i bits(F a) { return _mm512_castps_si512(a); }
   static F abs(F a) { return _mm512_castsi512_ps(_mm512_andnot_si512(bits(_mm512_set1_ps(-0.0f)), bits(a))); }
+  static F neg(F a) { return _mm512_castsi512_ps(_mm512_xor_si512(bits(_mm512_set1_ps(-0.0f)), bits(a))); }
   static F copysign(F mag, F sign) {
     __m512i bit = bits(_mm512_set1_ps(-0.0f));
     return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(bit, bits(mag)), _mm512_and_si512(bit, bits(sign))));

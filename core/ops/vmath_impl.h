@@ -39,4 +39,6 @@ namespace dyn::vmath::detail {
 void map_avx2(Fn f, const float* in, float* out, int64_t n);
 void map_avx512(Fn f, const float* in, float* out, int64_t n);
 void map_avx512(Fn f, const double* in, double* out, int64_t n);
+void map_avx2(Formula f, const float* in, float* out, int64_t n);
+void map_avx512(Formula f, const float* in, float* out, int64_t n);
 }  // namespace dyn::vmath::detail

@@ -383,6 +383,33 @@ class TestFewRowProducts(unittest.TestCase):
             np.testing.assert_array_equal((a @ b).numpy(), whole, err_msg=f"row-major B, 2 threads, k={k}")
             np.testing.assert_array_equal(whole[:, 5:45], (a @ b[:, 5:45].contiguous()).numpy())
 
+    def test_many_rows_are_one_chain_per_element(self):
+        # Past 16 rows, products run on core/packed_gemm.cpp (AVX-512) or OpenBLAS: every layout
+        # close to float64, the same bits at 1 and 2 threads, and on the AVX-512 kernels (Note [one
+        # chain per element]) a block of rows or of columns computed alone gives the same bits as in
+        # the whole product. Shapes cross the kernel's blocks: k past 256, n past and short of the
+        # 64-column panels, a narrow n (rows split over threads), an A past 4 MiB (rows grouped).
+        r = rng(15)
+        threads = dyn.get_num_threads()
+        self.addCleanup(dyn.set_num_threads, threads)
+        own = dyn.blas_info()["float32"] == "dyn AVX-512"
+        for m, k, n in ((17, 33, 65), (100, 600, 70), (300, 257, 130), (2100, 600, 40)):
+            a64, b64 = r.standard_normal((m, k)), r.standard_normal((k, n))
+            ref = a64 @ b64
+            for la in ("contig", "transposed"):
+                for lb in ("contig", "transposed"):
+                    a, b = to_dyn(a64.astype(np.float32), la), to_dyn(b64.astype(np.float32), lb)
+                    with self.subTest(m=m, k=k, n=n, layouts=(la, lb)):
+                        dyn.set_num_threads(1)
+                        one = (a @ b).numpy()
+                        np.testing.assert_allclose(one, ref, rtol=1e-4, atol=2e-5 * k)
+                        dyn.set_num_threads(2)
+                        np.testing.assert_array_equal((a @ b).numpy(), one)
+                        if own:  # (16 rows or fewer would run on small_gemm, in another order)
+                            np.testing.assert_array_equal((a @ b[:, 1:n - 5]).numpy(), one[:, 1:n - 5])
+                            if m - 5 > 16:
+                                np.testing.assert_array_equal((a[3:m - 2] @ b).numpy(), one[3:m - 2])
+
     def test_a_row_does_not_depend_on_the_rows_computed_with_it(self):
         # Rows go a register tile at a time: a decoding batch [b, 1, k] @ W.T folds into one product
         # of b rows, and each row must be what that sequence alone would get.

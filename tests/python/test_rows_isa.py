@@ -1,13 +1,17 @@
 """softmax, log_softmax and layer_norm give the same bits at AVX-512 width and at AVX2 width (Note
-[rows at two widths], core/ops/rows.h): this process (AVX-512 where the CPU has it) against a
+[rows at two widths], core/ops/rows.h), and so do gelu, sigmoid and silu (vmath::Formula, one
+vector function each at either width): this process (AVX-512 where the CPU has it) against a
 child process held to AVX2 by DYN_VMATH=avx2, over row lengths around every vector and lane
 boundary, rows that stream (over 16 MiB) and values with NaN, infinities and signed zeros. On
 an AVX2-only machine both sides are AVX2 and the test still checks determinism across processes."""
 import hashlib
+import math
 import os
 import subprocess
 import sys
 import unittest
+
+import numpy as np
 
 import dyn
 
@@ -42,7 +46,8 @@ def digest():
         outs = {"softmax": dyn.softmax(x, -1), "log_softmax": dyn.log_softmax(x, -1),
                 "layer_norm": dyn.nn.functional.layer_norm(x, (n,)),
                 "layer_norm_wb": dyn.nn.functional.layer_norm(x, (n,), w, b),
-                "layer_norm_w": dyn.nn.functional.layer_norm(x, (n,), w, None)}
+                "layer_norm_w": dyn.nn.functional.layer_norm(x, (n,), w, None),
+                "gelu": dyn.nn.functional.gelu(x), "sigmoid": dyn.sigmoid(x), "silu": dyn.nn.functional.silu(x)}
         for f, y in outs.items():
             lines.append(f"{name} {f} {hashlib.sha256(y.numpy().tobytes()).hexdigest()[:16]}")
     return "\n".join(lines)
@@ -58,6 +63,16 @@ class TestRowsAtTwoWidths(unittest.TestCase):
         for a, b in zip(here.splitlines(), theirs.splitlines()):
             self.assertEqual(a, b)
         self.assertEqual(len(here.splitlines()), len(theirs.splitlines()))
+
+    def test_formulas_are_their_steps(self):
+        """gelu, sigmoid and silu in one vector pass give the bits of their steps as separate ops."""
+        for name, x in inputs():
+            with self.subTest(name):
+                c = float(np.float32(math.sqrt(0.5)))
+                for got, steps in ((dyn.nn.functional.gelu(x), (0.5 * x) * (1 + dyn.erf(x * c))),
+                                   (dyn.sigmoid(x), 1 / (1 + dyn.exp(-x))),
+                                   (dyn.nn.functional.silu(x), x / (1 + dyn.exp(-x)))):
+                    self.assertTrue(np.array_equal(got.numpy().view(np.uint32), steps.numpy().view(np.uint32)))
 
     def test_softmax_of_signed_zeros_is_uniform(self):
         """The maximum of a row of zeros of both signs is +0 whichever lane saw which first."""
