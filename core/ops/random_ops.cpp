@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/ops/vmath.h"
 #include "core/random.h"
 
 namespace dyn {
@@ -46,21 +47,46 @@ void kernel_rand(InSpan, const Attrs& a, OutSpan out) {
     run_random<4, float>(out[0], a, [](const uint32_t* w) { return u24(w[0]); });
 }
 
-void kernel_randn(InSpan, const Attrs& a, OutSpan out) {
+// Box-Muller, sqrt(-2 log u1) cos(2 pi u2), in double for both dtypes: the logarithms and cosines
+// of a batch go through vmath (SLEEF's double functions, within 1 ULP) a vector at a time. One
+// element at a time through libm they cost 33 ns an element, ten times PyTorch's randn.
+template <typename T>
+void randn_into(const Tensor& out, const Attrs& a) {
   constexpr double kTwoPi = 6.283185307179586;
-  if (out[0].dtype() == DType::Float64) {
-    run_random<1, double>(out[0], a, [](const uint32_t* w) {
-      double u1 = 1.0 - u53(w[0], w[1]);  // (0, 1]: log stays finite
-      double u2 = u53(w[2], w[3]);
-      return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-    });
-  } else {
-    run_random<2, float>(out[0], a, [](const uint32_t* w) {
-      double u1 = 1.0 - static_cast<double>(u24(w[0]));
-      double u2 = static_cast<double>(u24(w[1]));
-      return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
-    });
-  }
+  constexpr int64_t kPer = sizeof(T) == 8 ? 1 : 2;  // elements per Philox counter (4 words)
+  constexpr int64_t kBatch = 256;                   // elements
+  // Every chunk and batch then starts on a counter's first element.
+  static_assert(kElementwiseGrain % kBatch == 0 && kBatch % kPer == 0);
+  T* o = out.data<T>();
+  parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    alignas(64) uint32_t w[4 * kBatch / kPer];
+    alignas(64) double lg[kBatch], cs[kBatch];
+    for (int64_t i = b; i < e;) {
+      const int64_t first = i / kPer, n = std::min(kBatch, e - i);
+      philox4x32_words(a.seed, a.offset + static_cast<uint64_t>(first), (n + kPer - 1) / kPer, w);
+      for (int64_t j = 0; j < n; ++j) {
+        const uint32_t* x = w + (kPer == 1 ? 4 * j : 2 * j);  // element j: words 2j, 2j+1 when two share
+        if constexpr (kPer == 1) {
+          lg[j] = 1.0 - u53(x[0], x[1]);  // (0, 1]: log is finite
+          cs[j] = kTwoPi * u53(x[2], x[3]);
+        } else {
+          lg[j] = 1.0 - static_cast<double>(u24(x[0]));
+          cs[j] = kTwoPi * static_cast<double>(u24(x[1]));
+        }
+      }
+      vmath::map(vmath::Fn::log, lg, lg, n);
+      vmath::map(vmath::Fn::cos, cs, cs, n);
+      for (int64_t j = 0; j < n; ++j) o[i + j] = static_cast<T>(std::sqrt(-2.0 * lg[j]) * cs[j]);
+      i += n;
+    }
+  });
+}
+
+void kernel_randn(InSpan, const Attrs& a, OutSpan out) {
+  if (out[0].dtype() == DType::Float64)
+    randn_into<double>(out[0], a);
+  else
+    randn_into<float>(out[0], a);
 }
 
 void kernel_randint(InSpan, const Attrs& a, OutSpan out) {
