@@ -1,5 +1,6 @@
 // The binding of compile regions: region entry/exit, input naming, breaks, source locations and
 // the debug queries (events, counters, graphs) that dyn.debug wraps.
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/capture/capture.h"
@@ -31,7 +32,15 @@ struct CodeInfo {
   PyObject* ref = nullptr;  // a weak reference whose callback forgets this entry
 };
 
-std::string g_package_dir;  // ".../python/dyn/"
+std::string g_package_dir;                // ".../python/dyn/"
+std::vector<std::string> g_library_dirs;  // others whose frames are not the user's (torch/ under --real-torch)
+
+bool in_library_dir(const std::string& f) {
+  if ((!g_package_dir.empty() && f.rfind(g_package_dir, 0) == 0) || f == "<dynrepl>") return true;
+  for (const std::string& d : g_library_dirs)
+    if (f.rfind(d, 0) == 0) return true;
+  return false;
+}
 
 // Keyed by the code object's address and held weakly: an entry goes when its code object does (a
 // REPL line's, a function made by exec), so a new code object at the same address never gets
@@ -61,7 +70,7 @@ CodeInfo& code_info(PyCodeObject* code) {
   const char* func = PyUnicode_AsUTF8(code->co_name);
   if (!file || !func) PyErr_Clear();
   std::string f = file ? file : "?";
-  bool internal = (!g_package_dir.empty() && f.rfind(g_package_dir, 0) == 0) || f == "<dynrepl>";
+  bool internal = in_library_dir(f);
   CodeInfo ci{intern(f), intern(func ? func : "?"), internal, {}, nullptr};
   PyObject* key = PyLong_FromVoidPtr(code);
   PyObject* callback = key ? PyCFunction_New(&g_forget_code, key) : nullptr;
@@ -434,6 +443,139 @@ DYN_FAST(f_set_package_dir) {
   Py_RETURN_NONE;
 }
 
+DYN_FAST(f_add_library_dir) {
+  PyObject* a[1];
+  parse_args("_add_library_dir", args, nargs, kw, {"path"}, 1, a);
+  std::string d = str_arg("_add_library_dir", "path", a[0]);
+  DYN_CHECK(!d.empty(), ErrorKind::Value, "_add_library_dir: expected a folder, got ''");
+  if (std::find(g_library_dirs.begin(), g_library_dirs.end(), d) == g_library_dirs.end()) g_library_dirs.push_back(d);
+  code_cache().clear();  // entries cached before know nothing of the new folder
+  Py_RETURN_NONE;
+}
+
+// ---- events of another capture (PyTorch's Dynamo under --real-torch: dyn/_real_torch.py) ----
+
+// d[key] as a string ("" when absent or None).
+std::string dict_str(PyObject* d, const char* key) {
+  PyObject* v = PyDict_GetItemString(d, key);  // borrowed
+  if (!v || v == Py_None) return {};
+  DYN_CHECK(PyUnicode_Check(v), ErrorKind::Type, "_log_event: '{}' must be a str, not {}", key, Py_TYPE(v)->tp_name);
+  const char* s = PyUnicode_AsUTF8(v);
+  if (!s) throw PythonErrorSet();
+  return s;
+}
+int64_t dict_int(PyObject* d, const char* key, int64_t dflt) {
+  PyObject* v = PyDict_GetItemString(d, key);
+  return v && v != Py_None ? int_arg("_log_event", key, v) : dflt;
+}
+std::vector<std::string> dict_lines(PyObject* d, const char* key) {
+  std::vector<std::string> out;
+  PyObject* v = PyDict_GetItemString(d, key);
+  if (!v || v == Py_None) return out;
+  DYN_CHECK(PyList_Check(v), ErrorKind::Type, "'{}' must be a list of str, not {}", key, Py_TYPE(v)->tp_name);
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); ++i) {
+    PyObject* s = PyList_GET_ITEM(v, i);
+    DYN_CHECK(PyUnicode_Check(s), ErrorKind::Type, "'{}' must be a list of str", key);
+    const char* c = PyUnicode_AsUTF8(s);
+    if (!c) throw PythonErrorSet();
+    out.emplace_back(c);
+  }
+  return out;
+}
+PyObject* dict_of(const char* fn, PyObject* o) {
+  DYN_CHECK(o && PyDict_Check(o), ErrorKind::Type, "{}: expected a dict, got {}", fn,
+            o ? Py_TYPE(o)->tp_name : "nothing");
+  return o;
+}
+// file and line of d as a one-frame stack (none when file is empty).
+SourceStack dict_where(PyObject* d) {
+  std::string file = dict_str(d, "file");
+  if (file.empty()) return {};
+  std::string func = dict_str(d, "function");
+  return SourceStack(
+      {SourceLoc{intern(file), intern(func.empty() ? "?" : func), static_cast<int>(dict_int(d, "line", 0))}});
+}
+template <typename E, typename Name>
+E enum_named(const std::string& s, int n, Name name, const char* what) {
+  for (int i = 0; i < n; ++i)
+    if (name(static_cast<E>(i)) == s) return static_cast<E>(i);
+  fail(ErrorKind::Value, "_log_event: unknown {} '{}'", what, s);
+}
+
+// _log_event({"kind": "recompile", "fn": ..., "entry": .., "segment": .., "file", "line", "function",
+// "reason", "details", "hint", "break_kind", "closest", "failures": [{"entry", "kind", "what",
+// "expected", "actual", "file", "line", "function", "hint"}]}): logged and counted as dyn's own
+// events are, so the views, --events and breakpoints see it (a breakpoint stops inside this call).
+DYN_FAST(f_log_event) {
+  PyObject* a[1];
+  parse_args("_log_event", args, nargs, kw, {"event"}, 1, a);
+  PyObject* d = dict_of("_log_event", a[0]);
+  Event e;
+  e.kind = enum_named<EventKind>(dict_str(d, "kind"), 8, event_kind_name, "event kind");
+  e.fn = dict_str(d, "fn");
+  DYN_CHECK(!e.fn.empty(), ErrorKind::Value, "_log_event: the event needs 'fn'");
+  e.entry = static_cast<int>(dict_int(d, "entry", -1));
+  e.segment = static_cast<int>(dict_int(d, "segment", -1));
+  e.where = dict_where(d);
+  e.reason = dict_str(d, "reason");
+  e.details = dict_str(d, "details");
+  e.hint = dict_str(d, "hint");
+  e.closest = static_cast<int>(dict_int(d, "closest", -1));
+  if (std::string bk = dict_str(d, "break_kind"); !bk.empty())
+    e.break_kind = enum_named<BreakKind>(bk, 7, break_kind_name, "break kind");
+  if (PyObject* fl = PyDict_GetItemString(d, "failures"); fl && fl != Py_None) {
+    DYN_CHECK(PyList_Check(fl), ErrorKind::Type, "_log_event: 'failures' must be a list of dicts");
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fl); ++i) {
+      PyObject* f = dict_of("_log_event failures", PyList_GET_ITEM(fl, i));
+      GuardFailure g;
+      g.entry = static_cast<int>(dict_int(f, "entry", -1));
+      if (std::string k = dict_str(f, "kind"); !k.empty())
+        g.kind = enum_named<GuardKind>(k, 7, guard_kind_name, "guard kind");
+      g.what = dict_str(f, "what");
+      g.expected = dict_str(f, "expected");
+      g.actual = dict_str(f, "actual");
+      g.hint = dict_str(f, "hint");
+      g.where = dict_where(f);
+      e.failures.push_back(std::move(g));
+    }
+    if (!e.failures.empty()) e.guard = e.failures.front();
+  }
+  if (e.kind == EventKind::Compile) ++CaptureLog::get().counters().compiles;
+  CaptureLog::get().add_counted(std::move(e));
+  Py_RETURN_NONE;
+}
+
+// _add_foreign_graph({"fn", "entry", "segment", "ops", "lines": [str], "ends"}).
+DYN_FAST(f_add_foreign_graph) {
+  PyObject* a[1];
+  parse_args("_add_foreign_graph", args, nargs, kw, {"graph"}, 1, a);
+  PyObject* d = dict_of("_add_foreign_graph", a[0]);
+  ForeignGraph g;
+  g.fn = dict_str(d, "fn");
+  DYN_CHECK(!g.fn.empty(), ErrorKind::Value, "_add_foreign_graph: the graph needs 'fn'");
+  g.entry = static_cast<int>(dict_int(d, "entry", 0));
+  g.segment = static_cast<int>(dict_int(d, "segment", 0));
+  g.ops = static_cast<int>(dict_int(d, "ops", 0));
+  g.lines = dict_lines(d, "lines");
+  g.ends = dict_str(d, "ends");
+  CaptureLog::get().add_foreign_graph(std::move(g));
+  Py_RETURN_NONE;
+}
+
+// _add_foreign_entry({"fn", "entry", "guards": [str]}).
+DYN_FAST(f_add_foreign_entry) {
+  PyObject* a[1];
+  parse_args("_add_foreign_entry", args, nargs, kw, {"entry"}, 1, a);
+  PyObject* d = dict_of("_add_foreign_entry", a[0]);
+  ForeignEntry e;
+  e.fn = dict_str(d, "fn");
+  DYN_CHECK(!e.fn.empty(), ErrorKind::Value, "_add_foreign_entry: the entry needs 'fn'");
+  e.entry = static_cast<int>(dict_int(d, "entry", 0));
+  e.guards = dict_lines(d, "guards");
+  CaptureLog::get().add_foreign_entry(std::move(e));
+  Py_RETURN_NONE;
+}
+
 // ---- debug queries ----
 
 PyObject* str_obj(const std::string& s) {
@@ -641,6 +783,10 @@ PyMethodDef capture_functions[] = {
     DYN_ENTRY("_capture_active", f_capture_active, "whether a compile region is running"),
     DYN_ENTRY("_set_package_dir", f_set_package_dir, "frames under this folder are the library's, not the user's"),
     DYN_ENTRY("_events", f_events, "the capture event log"),
+    DYN_ENTRY("_add_library_dir", f_add_library_dir, "frames under this folder are a library's, not the user's"),
+    DYN_ENTRY("_log_event", f_log_event, "log an event of another capture (PyTorch's Dynamo, --real-torch)"),
+    DYN_ENTRY("_add_foreign_graph", f_add_foreign_graph, "keep a graph of another capture, as text"),
+    DYN_ENTRY("_add_foreign_entry", f_add_foreign_entry, "keep a cache entry of another capture, with its guards"),
     DYN_ENTRY("_set_event_limit", f_set_event_limit, "keep the newest n events (0: all)"),
     DYN_ENTRY("_event_limit", f_event_limit, "how many events the history keeps (0: all)"),
     DYN_ENTRY("_counters", f_counters, "capture counters and timings"),
@@ -660,10 +806,7 @@ std::shared_ptr<CompiledFunction> compiled_state_fn(PyObject* o) {
   return reinterpret_cast<PyCompiledState*>(o)->fn;
 }
 
-bool is_library_file(const char* filename) {
-  return filename && ((!g_package_dir.empty() && std::string(filename).rfind(g_package_dir, 0) == 0) ||
-                      std::string(filename) == "<dynrepl>");
-}
+bool is_library_file(const char* filename) { return filename && in_library_dir(filename); }
 
 // After a reset, the package forgets its definitions too (a re-run script's f is f[0] again).
 void forget_definitions(void*) {

@@ -78,6 +78,14 @@ void Interpreter::map_torch_to_dyn() {
   Py_XDECREF(m);
 }
 
+void Interpreter::watch_real_torch() {
+  PyObject* m = PyImport_ImportModule("dyn._real_torch");
+  PyObject* r = m ? PyObject_CallMethod(m, "install", nullptr) : nullptr;
+  if (!r) PyErr_Print();
+  Py_XDECREF(r);
+  Py_XDECREF(m);
+}
+
 int Interpreter::finalize() {
   if (finalized_) return 0;
   finalized_ = true;

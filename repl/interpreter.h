@@ -19,6 +19,9 @@ class Interpreter {
 
   // `import torch` (torchvision, torch_xla) gives dyn from now on; a failure is printed, not fatal.
   void map_torch_to_dyn();
+  // --real-torch: the PyTorch venv on sys.path, and once torch is imported its Dynamo's graphs,
+  // breaks, guards and recompiles logged as dyn's events are (dyn/_real_torch.py).
+  void watch_real_torch();
   // Each returns an exit status as python would: 0, 1 after printing a traceback, or SystemExit's code.
   int run_file(const std::string& path);
   int run_source(const std::string& code, const std::string& filename);

@@ -76,7 +76,10 @@ int main(int argc, char** argv) {
   bool tty = isatty(0) && isatty(1);
   bool color = !opt.no_color && !std::getenv("NO_COLOR") && isatty(1);
   Interpreter py(argv[0], sys_argv, path0);
-  if (!opt.real_torch) py.map_torch_to_dyn();
+  if (opt.real_torch)
+    py.watch_real_torch();
+  else
+    py.map_torch_to_dyn();
   Session session(py, isatty(0), color);
   session.set_batch(opt.batch);
   try {

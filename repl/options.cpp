@@ -20,7 +20,9 @@ po::options_description describe() {
                   "run one line (Python) after the script; repeatable")(
       "interactive,i", "open the REPL after the script even when stdin is not a TTY")(
       "batch", "never open the REPL; exit after the script and the -e lines")("no-color", "plain output")(
-      "real-torch", "let `import torch` load the installed PyTorch instead of dyn")(
+      "real-torch",
+      "`import torch` loads PyTorch 2.15 (scripts/setup.sh --with-torch, or DYNREPL_TORCH=VENV) instead of dyn, and "
+      "the views show its torch.compile's graphs, breaks, guards and recompiles")(
       "events", po::value<std::string>(), "write every capture event to FILE, one JSON object per line")(
       "event-limit", po::value<std::string>(),
       "keep the newest N events in the history :events shows (default 10000; 0 keeps every one)")(

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 if [ "${1:-}" != "--sanitize" ]; then
+  bash scripts/setup.sh --with-torch  # PyTorch 2.15 for the --real-torch tests (tests/python/test_real_torch.py)
   bash scripts/build.sh
   cd build
   exec ctest --output-on-failure -j2 "$@"

@@ -83,11 +83,31 @@ std::vector<const GraphRecord*> resolve_graphs(const std::string& target) {
       if (r->fn == target && r->entry == newest) out.push_back(r);
   }
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->segment < b->segment; });
+  if (out.empty() && !foreign_graphs_of(target).empty())
+    fail(ErrorKind::Value,
+         "'{}' is a graph of PyTorch's torch.compile (Dynamo): :graph prints it; the pictures, :profile and :diff "
+         "are for dyn's own graphs",
+         target);
   if (out.empty())
     fail(ErrorKind::Value,
          "no graph '{}': expected a graph id like f[0].1, a cache entry like f[0] or a compiled function's name; "
          "see :graphs",
          target.size() > 60 ? target.substr(0, 60) + "..." : target);
+  return out;
+}
+
+std::vector<const ForeignGraph*> foreign_graphs_of(const std::string& target) {
+  std::vector<const ForeignGraph*> out;
+  std::string fn;
+  int entry = 0;
+  bool is_entry = parse_entry_id(target, &fn, &entry);
+  int newest = -1;
+  for (const ForeignGraph& g : query::foreign_graphs())
+    if (g.fn == target) newest = std::max(newest, g.entry);
+  for (const ForeignGraph& g : query::foreign_graphs())
+    if (g.id() == target || (is_entry && g.fn == fn && g.entry == entry) || (g.fn == target && g.entry == newest))
+      out.push_back(&g);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->segment < b->segment; });
   return out;
 }
 
@@ -202,6 +222,8 @@ std::vector<std::string> function_names() {
     if (seen.insert(fn->name()).second) out.push_back(fn->name());
   for (const auto& r : query::graphs())
     if (seen.insert(r->fn).second) out.push_back(r->fn);
+  for (const ForeignGraph& g : query::foreign_graphs())
+    if (seen.insert(g.fn).second) out.push_back(g.fn);
   return out;
 }
 
@@ -230,6 +252,11 @@ std::string graphs_table(const std::string& fn) {
     rows.push_back({r->id(), r->fn, std::to_string(r->entry), std::to_string(r->segment),
                     std::to_string(r->graph->nodes.size()), std::to_string(r->calls), how_it_ends(*r)});
   }
+  // Dynamo counts no calls of its graphs.
+  for (const ForeignGraph& g : query::foreign_graphs())
+    if (fn.empty() || g.fn == fn)
+      rows.push_back(
+          {g.id(), g.fn, std::to_string(g.entry), std::to_string(g.segment), std::to_string(g.ops), "-", g.ends});
   std::string note;
   for (const std::string& e : explained) note += (note.empty() ? "" : ", ") + e;
   if (!note.empty())
@@ -243,6 +270,14 @@ std::string graphs_table(const std::string& fn) {
 
 std::string graph_text(const std::string& target, bool verbose) {
   std::string out;
+  if (auto foreign = foreign_graphs_of(target); !foreign.empty() && !query::find_graph(target)) {
+    for (const ForeignGraph* g : foreign) {
+      if (!out.empty()) out += "\n";
+      out += fmt::format("graph {}  ({} ops, PyTorch Dynamo's, ends with {})\n", g->id(), g->ops, g->ends);
+      for (const std::string& l : g->lines) out += "  " + l + "\n";
+    }
+    return out;
+  }
   for (const GraphRecord* r : resolve_graphs(target)) {
     if (!out.empty()) out += "\n";
     out += fmt::format("graph {}  ({} ops, {} calls, ends with {})\n", r->id(), r->graph->nodes.size(), r->calls,
@@ -286,6 +321,12 @@ std::string guards_text(const std::string& fn) {
       // Tier 2: what a lifted call checks instead of running the body (Python values, by source).
       for (const std::string& l : entry.python_guards) out += "  python: " + l + "\n";
     }
+  }
+  for (const ForeignEntry& e : query::foreign_entries()) {
+    if (!fn.empty() && e.fn != fn) continue;
+    out +=
+        fmt::format("{}[{}]: {} guards (PyTorch Dynamo's entry; it counts no hits)\n", e.fn, e.entry, e.guards.size());
+    for (const std::string& l : e.guards) out += "  " + l + "\n";
   }
   if (out.empty()) return fn.empty() ? "no cache entries yet\n" : fmt::format("'{}' has no cache entries\n", fn);
   return out;
@@ -460,7 +501,9 @@ std::vector<StepRow> step_rows(const std::string& target) {
 std::string profile_text(const std::string& target) {
   std::vector<StepRow> rows = step_rows(target);
   if (rows.empty()) {
-    if (target.empty() && query::graphs().empty()) return "no graphs captured yet: call a dyn.compile'd function\n";
+    if (target.empty() && query::graphs().empty())
+      return query::foreign_graphs().empty() ? "no graphs captured yet: call a dyn.compile'd function\n"
+                                             : "no step times: PyTorch's Dynamo does not expose them\n";
     return fmt::format("no plan steps{} have run yet (or since :profile --reset cleared the times)\n",
                        target.empty() ? "" : " of '" + target + "'");
   }
@@ -636,7 +679,8 @@ std::string stats_text() {
       "graphs {}{}\n",
       c.calls, c.cache_hits,
       c.lifted_hits > 0 ? fmt::format(" ({} without running the body)", c.lifted_hits) : std::string(), c.compiles,
-      c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks, query::graphs().size(),
+      c.recompiles, c.graph_breaks, c.guard_failures, c.fallbacks,
+      query::graphs().size() + query::foreign_graphs().size(),
       query::events_dropped() > 0 ? fmt::format("  events dropped {} (the history keeps the newest {})",
                                                 query::events_dropped(), query::event_limit())
                                   : std::string());

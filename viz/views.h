@@ -7,6 +7,7 @@
 
 namespace dyn {
 struct GraphRecord;
+struct ForeignGraph;
 struct Event;
 }  // namespace dyn
 
@@ -15,6 +16,8 @@ namespace dyn::viz {
 // The graphs a target names: a graph id "fn[e].s", an entry "fn[e]" (its segments in order), or
 // a function name (its newest entry). A user error, saying what is expected, when none exists.
 std::vector<const GraphRecord*> resolve_graphs(const std::string& target);
+// Another capture's graphs (PyTorch's Dynamo) a target names the same way; empty when none.
+std::vector<const ForeignGraph*> foreign_graphs_of(const std::string& target);
 
 // fn: a compiled function's name, or "" for all.
 std::string graphs_table(const std::string& fn);

@@ -66,22 +66,8 @@ Event Capture::event(EventKind kind, int entry, SourceStack where) const {
   return e;
 }
 
-void Capture::emit(Event e) {
-  // The counter each kind bumps, in EventKind order. Compiles are counted where a plan is
-  // compiled instead: an entry may reuse one.
-  static constexpr int64_t Counters::*kCounted[] = {nullptr,
-                                                    &Counters::cache_hits,
-                                                    &Counters::graph_breaks,
-                                                    &Counters::guard_failures,
-                                                    &Counters::recompiles,
-                                                    &Counters::fallbacks};
-  CaptureLog& log = CaptureLog::get();
-  if (auto field = kCounted[static_cast<int>(e.kind)]) ++(log.counters().*field);
-  if (e.kind == EventKind::CacheHit)
-    log.add_coalesced(std::move(e));
-  else
-    log.add(std::move(e));
-}
+// Compiles are counted where a plan is compiled: an entry may reuse one.
+void Capture::emit(Event e) { CaptureLog::get().add_counted(std::move(e)); }
 
 // The moment a call stops matching every entry (or a re-created function starts afresh), it
 // records a new trace: that is the recompile, emitted here so that a breakpoint on it stops in the

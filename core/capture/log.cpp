@@ -2,6 +2,7 @@
 #include "core/capture/log.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace dyn {
 
@@ -47,6 +48,40 @@ void CaptureLog::add(Event e) {
   events_.push_back(std::move(e));
   trim();
   if (listener_) listener_(events_.back(), listener_ctx_);
+}
+
+void CaptureLog::add_counted(Event e) {
+  // The counter each kind bumps, in EventKind order.
+  static constexpr int64_t Counters::*kCounted[] = {nullptr,
+                                                    &Counters::cache_hits,
+                                                    &Counters::graph_breaks,
+                                                    &Counters::guard_failures,
+                                                    &Counters::recompiles,
+                                                    &Counters::fallbacks};
+  auto k = static_cast<size_t>(e.kind);
+  if (k < std::size(kCounted) && kCounted[k]) ++(counters_.*kCounted[k]);
+  if (e.kind == EventKind::CacheHit)
+    add_coalesced(std::move(e));
+  else
+    add(std::move(e));
+}
+
+void CaptureLog::add_foreign_graph(ForeignGraph g) {
+  for (ForeignGraph& old : foreign_graphs_)
+    if (old.id() == g.id()) {
+      old = std::move(g);
+      return;
+    }
+  foreign_graphs_.push_back(std::move(g));
+}
+
+void CaptureLog::add_foreign_entry(ForeignEntry e) {
+  for (ForeignEntry& old : foreign_entries_)
+    if (old.fn == e.fn && old.entry == e.entry) {
+      old = std::move(e);
+      return;
+    }
+  foreign_entries_.push_back(std::move(e));
 }
 
 void CaptureLog::trim() {
@@ -137,6 +172,8 @@ void CaptureLog::reset() {
   counters_ = Counters{};
   graphs_.clear();
   by_id_.clear();
+  foreign_graphs_.clear();
+  foreign_entries_.clear();
 }
 
 }  // namespace dyn

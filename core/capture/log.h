@@ -72,6 +72,24 @@ struct GraphRecord {
   std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
 };
 
+// A graph and a cache entry of another capture, as text: PyTorch's own torch.compile (Dynamo) under
+// dynrepl --real-torch (python/dyn/_real_torch.py). dyn cannot run or picture them; the views
+// list them beside its own.
+struct ForeignGraph {
+  std::string fn;
+  int entry = 0;
+  int segment = 0;
+  int ops = 0;
+  std::vector<std::string> lines;  // one node per line, with the user's source line
+  std::string ends;                // "return", or the graph break that cut it
+  std::string id() const { return fn + "[" + std::to_string(entry) + "]." + std::to_string(segment); }
+};
+struct ForeignEntry {
+  std::string fn;
+  int entry = 0;
+  std::vector<std::string> guards;  // one per line: source, kind, check, user line
+};
+
 struct Counters {
   int64_t calls = 0, cache_hits = 0, lifted_hits = 0, compiles = 0, recompiles = 0, graph_breaks = 0,
           guard_failures = 0, fallbacks = 0;
@@ -92,6 +110,9 @@ class CaptureLog {
   static CaptureLog& get();
 
   void add(Event e);
+  // add, after bumping the counter of e's kind (compiles are counted where a plan is compiled, so
+  // a Compile event bumps none).
+  void add_counted(Event e);
   // Like add, but a cache hit of the same entry as the last event only bumps its count.
   void add_coalesced(Event e);
   const EventList& events() const { return events_; }
@@ -120,6 +141,11 @@ class CaptureLog {
   const std::vector<std::unique_ptr<GraphRecord>>& graphs() const { return graphs_; }
   GraphRecord* find_graph(const std::string& id);
   void remove_graph(const std::string& id);
+  // Another capture's graphs and entries: stored as given; a later one with the same id replaces.
+  void add_foreign_graph(ForeignGraph g);
+  void add_foreign_entry(ForeignEntry e);
+  const std::vector<ForeignGraph>& foreign_graphs() const { return foreign_graphs_; }
+  const std::vector<ForeignEntry>& foreign_entries() const { return foreign_entries_; }
   void reset();
   double now() const;
   // Called after every event is logged (a coalesced cache hit only the first time): the REPL's
@@ -140,6 +166,8 @@ class CaptureLog {
   Counters counters_;
   std::vector<std::unique_ptr<GraphRecord>> graphs_;
   std::map<std::string, GraphRecord*> by_id_;
+  std::vector<ForeignGraph> foreign_graphs_;
+  std::vector<ForeignEntry> foreign_entries_;
   Listener listener_ = nullptr;
   void* listener_ctx_ = nullptr;
   std::chrono::steady_clock::time_point start_;

@@ -24,6 +24,9 @@ std::vector<const GraphRecord*> graphs() {
 
 const GraphRecord* find_graph(const std::string& id) { return CaptureLog::get().find_graph(id); }
 
+const std::vector<ForeignGraph>& foreign_graphs() { return CaptureLog::get().foreign_graphs(); }
+const std::vector<ForeignEntry>& foreign_entries() { return CaptureLog::get().foreign_entries(); }
+
 const GraphRecord* graph_in_progress() {
   static GraphRecord r;
   // While stopped, the stopped call's capture is off the thread (nothing may record): Pause holds it.

@@ -28,6 +28,10 @@ const GraphRecord* find_graph(const std::string& id);
 // kept of the entry it diverged from), or nullptr. Valid until the next call.
 const GraphRecord* graph_in_progress();
 
+// Another capture's graphs and cache entries (PyTorch's Dynamo under --real-torch), as text.
+const std::vector<ForeignGraph>& foreign_graphs();
+const std::vector<ForeignEntry>& foreign_entries();
+
 // Compiled functions still alive, oldest first, and the newest one with a name.
 std::vector<std::shared_ptr<const CompiledFunction>> functions();
 std::shared_ptr<const CompiledFunction> find_function(const std::string& name);
