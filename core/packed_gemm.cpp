@@ -157,15 +157,20 @@ bool packed_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float*
   // A task is a panel's columns of C for a group of row tiles, over all of k: it packs its panel a
   // block of k at a time and runs its tiles across it. Panels alone make enough tasks for the
   // threads but on narrow products, which also split their rows (and pack the panel once per
-  // group); rows are split too where A's rows for a group would not stay in the L2 cache (at
-  // 4096 x 1024 x 1024, 160 -> 155 GFLOP/s without). Tasks are claimed one at a time, a group's
-  // panels in turn, so a thread that wakes late takes fewer.
-  const int64_t threads = get_num_threads();
-  constexpr int64_t kGroupBytes = int64_t{1} << 22;
+  // group). Rows are grouped too so that a group's rows of A stay in the L2 cache across its
+  // panels (a group's tasks come one after another). Tasks are claimed one at a time, so a thread
+  // that wakes late takes fewer. Below about 4 us of arithmetic a second thread costs more than
+  // it saves.
+  // Past the L2 cache this is slower than GotoBLAS's shared packed block of B: 4096 x 1024 x 1024
+  // runs at about 139 GFLOP/s where OpenBLAS reaches 155. OpenBLAS's bits there depend on the
+  // thread count (1500 x 600 x 20 does); these do not.
+  const int64_t threads = m * n * k < (int64_t{1} << 18) ? 1 : get_num_threads();
+  constexpr int64_t kGroupBytes = int64_t{1} << 20;
   const int64_t by_size = (m * k * int64_t{sizeof(float)} + kGroupBytes - 1) / kGroupBytes;
-  const int64_t by_threads = panels >= 2 * threads ? 1 : (2 * threads + panels - 1) / panels;
-  const int64_t groups = std::min(tiles, std::max(by_size, by_threads));
-  const int64_t group_tiles = (tiles + groups - 1) / groups;
+  const int64_t by_threads = threads == 1 || panels >= 2 * threads ? 1 : (2 * threads + panels - 1) / panels;
+  const int64_t wanted = std::min(tiles, std::max(by_size, by_threads));
+  const int64_t group_tiles = (tiles + wanted - 1) / wanted;
+  const int64_t groups = (tiles + group_tiles - 1) / group_tiles;  // none of them empty
   auto task = [&](int64_t id) {
     thread_local Panel panel;
     const int64_t g = id / panels, q = id % panels;
@@ -182,9 +187,7 @@ bool packed_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float*
       }
     }
   };
-  // Below about 4 us of arithmetic a second thread costs more than it saves.
-  const bool alone = threads == 1 || m * n * k < (int64_t{1} << 18);
-  parallel_for(0, panels * groups, alone ? panels * groups : 1, [&](int64_t id0, int64_t id1) {
+  parallel_for(0, panels * groups, threads == 1 ? panels * groups : 1, [&](int64_t id0, int64_t id1) {
     for (int64_t id = id0; id < id1; ++id) task(id);
   });
   return true;

@@ -449,7 +449,7 @@ DYN_FAST(f_add_library_dir) {
   std::string d = str_arg("_add_library_dir", "path", a[0]);
   DYN_CHECK(!d.empty(), ErrorKind::Value, "_add_library_dir: expected a folder, got ''");
   if (std::find(g_library_dirs.begin(), g_library_dirs.end(), d) == g_library_dirs.end()) g_library_dirs.push_back(d);
-  code_cache().clear();  // entries cached before know nothing of the new folder
+  for (auto& [code, info] : code_cache()) info.internal = in_library_dir(*info.file);  // cached before it
   Py_RETURN_NONE;
 }
 

@@ -46,9 +46,16 @@ def _caller_site():
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
 
 
+# Called by forget_definitions: what else forgets its compiled state at a reset (dyn._real_torch:
+# Dynamo's caches, so that a reset leaves no entry the views no longer list).
+RESET_HOOKS = []
+
+
 def forget_definitions():
     """After a reset, names start afresh: a re-run script's f is f[0] again, not f#2 (unless the
     old f is still alive: two live compiled functions never share a name, or their graph ids would)."""
+    for hook in RESET_HOOKS:
+        hook()
     _definitions.clear()
     _names_in_use.clear()
     for lifts in _LIFTS.values():  # the entries they served are gone

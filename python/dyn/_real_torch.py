@@ -18,6 +18,7 @@ tree) is internal to PyTorch and pinned to 2.15: on another version nothing is a
 warning says so. Dynamo does not expose cache hits, hit counts or step times: those views stay
 empty for its functions.
 """
+import builtins
 import importlib.abc
 import importlib.util
 import linecache
@@ -49,11 +50,21 @@ def install():
     if env and site is None:
         warnings.warn(f"DYNREPL_TORCH={env!r} is not a venv or site-packages folder; {INSTALL_HINT}", stacklevel=1)
     if site and site not in sys.path:
-        sys.path.append(site)  # after the script's own folders and PYTHONPATH
+        # After the script's folder and PYTHONPATH, before the system's packages: torch runs with the
+        # versions its venv holds (numpy, sympy), not Debian's.
+        system = [i for i, p in enumerate(sys.path) if p.endswith(("dist-packages", "site-packages"))]
+        sys.path.insert(system[0] if system else len(sys.path), site)
+    from . import _traceback
+    _traceback.MODULE_HINTS["torch"] = INSTALL_HINT
+    _traceback.MODULE_HINTS["torch_xla"] = (
+        "PyTorch from PyPI has no torch_xla, so under --real-torch a program that imports it cannot run; without "
+        "--real-torch, torch_xla maps onto dyn")
     sys.meta_path.insert(0, _TorchWatcher())
 
 
 class _AttachingLoader(importlib.abc.Loader):
+    """torch's own loader, which calls attach() once torch is loaded."""
+
     def __init__(self, loader):
         self.loader = loader
 
@@ -64,27 +75,24 @@ class _AttachingLoader(importlib.abc.Loader):
         self.loader.exec_module(module)
         attach(module)
 
+    def __getattr__(self, name):  # get_data, get_filename, get_resource_reader, ...: the real loader's
+        return getattr(self.loader, name)
+
 
 class _TorchWatcher(importlib.abc.MetaPathFinder):
     """Finds nothing itself: on `import torch` it wraps the real loader so that attach() runs once
-    torch is loaded, and says how to install PyTorch when there is none."""
+    torch is loaded."""
 
     def find_spec(self, name, path=None, target=None):
-        if name not in ("torch", "torch_xla"):
+        if name != "torch" or _ATTACHED:
             return None
         sys.meta_path.remove(self)
         try:
-            spec = importlib.util.find_spec(name)
+            spec = importlib.util.find_spec("torch")
         finally:
             sys.meta_path.insert(0, self)
-        if spec is None and name == "torch_xla":
-            raise ModuleNotFoundError(
-                "No module named 'torch_xla': PyTorch from PyPI has none, so under --real-torch a program that imports "
-                "it cannot run; without --real-torch, torch_xla maps onto dyn", name=name)
-        if spec is None:
-            raise ModuleNotFoundError(f"No module named 'torch': {INSTALL_HINT}", name="torch")
-        if name == "torch_xla":
-            return spec
+        if spec is None or spec.loader is None:
+            return None  # the import fails as usual; the printed error carries INSTALL_HINT
         spec.loader = _AttachingLoader(spec.loader)
         return spec
 
@@ -107,6 +115,8 @@ def attach(torch):
     trace_log.addHandler(handler)
     trace_log.setLevel(logging.DEBUG)
     _ATTACHED["handler"] = handler
+    from . import _compile
+    _compile.RESET_HOOKS.append(handler.reset)
 
 
 # ---------------------------------------------------------------- reading Dynamo ------
@@ -142,7 +152,8 @@ def _guard_kind(dynamo_kind, text):
     if dynamo_kind in ("TENSOR_MATCH", "DIMENSION_DYNAMIC_MARKING_GUARD") or "size mismatch" in text \
             or "stride mismatch" in text or ".size()" in text:
         return "tensor_input"
-    if dynamo_kind in ("EQUALS_MATCH", "CONSTANT_MATCH", "TYPE_MATCH", "ID_MATCH", "BOOL_MATCH", "NONE_MATCH"):
+    if dynamo_kind in ("EQUALS_MATCH", "CONSTANT_MATCH", "TYPE_MATCH", "ID_MATCH", "BOOL_MATCH", "NONE_MATCH",
+                       "LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN"):
         return "constant"
     if dynamo_kind in ("GLOBAL_STATE", "DEFAULT_DEVICE", "TORCH_FUNCTION_STATE", "GRAD_MODE"):
         return "global_state"
@@ -180,7 +191,17 @@ class _DynamoHandler(logging.Handler):
         self._dyn = dyn_module
         self._segments = {}  # (fn, resume line) -> segment
         self._broken = {}    # compile id -> "graph break (kind) at file:line"
+        self._qualnames = {}  # co_name -> the qualified name last compiled under it (for its resumes)
         self._failed_once = set()
+
+    def reset(self):
+        """:reset and dyn.debug.reset(): Dynamo forgets its caches too, so that what runs next is
+        what the views show."""
+        import torch._dynamo
+        torch._dynamo.reset()
+        self._segments.clear()
+        self._broken.clear()
+        self._qualnames.clear()
 
     # Dynamo calls emit inside its compile: a failure here must not become the user's.
     def emit(self, record):
@@ -207,12 +228,17 @@ class _DynamoHandler(logging.Handler):
                 warnings.warn(f"dynrepl --real-torch could not read Dynamo's {kind} record ({type(e).__name__}: {e}); "
                               "that view stays incomplete", stacklevel=2)
 
-    def _fn_of(self, co_name):
-        """(function, segment) of a code Dynamo compiles: a resume function is a later segment of its own."""
+    def _fn_of(self, code):
+        """(function, segment) of a code Dynamo compiles (a code object, or a name when that is all a
+        record gives): named by its qualified name, so two modules' `forward`s stay apart
+        (A.forward, B.forward); a resume function is a later segment of the function it resumes."""
+        co_name = code if isinstance(code, str) else code.co_name
         m = _RESUME.match(co_name)
         if not m:
-            return co_name, 0
-        fn = m.group(1)
+            name = co_name if isinstance(code, str) else getattr(code, "co_qualname", co_name)
+            self._qualnames[co_name] = name
+            return name, 0
+        fn = self._qualnames.get(m.group(1), m.group(1))
         key = (fn, int(m.group(2)))
         if key not in self._segments:
             self._segments[key] = 1 + sum(1 for k in self._segments if k[0] == fn)
@@ -233,7 +259,7 @@ class _DynamoHandler(logging.Handler):
         f = _frame_named("log_graph_break")
         exc = f.f_locals.get("exc") if f else None
         code = f.f_locals["self"].f_code if f and "self" in f.f_locals else None
-        fn, segment = self._fn_of(code.co_name) if code else ("?", 0)
+        fn, segment = self._fn_of(code) if code else ("?", 0)
         gb_type = getattr(exc, "gb_type", "") or ""
         where = None
         stack = getattr(exc, "real_stack", None)
@@ -258,7 +284,7 @@ class _DynamoHandler(logging.Handler):
         f = _frame_named("_compile")
         frame = f.f_locals["frame"]
         code = frame.f_code
-        fn, segment = self._fn_of(code.co_name)
+        fn, segment = self._fn_of(code)
         f_locals, f_globals = dict(frame.f_locals), frame.f_globals
         failures = []
         for entry in sorted(_debug_get_cache_entry_list(code), key=lambda e: e.compile_id.frame_compile_id):
@@ -285,14 +311,17 @@ class _DynamoHandler(logging.Handler):
                     "what": what if not src or src in what else f"{what}  [{dyn_kind} on {src}]"}
             if m:
                 fail["expected"], fail["actual"] = m.group(1), m.group(2)
-            elif src.startswith(("L[", "G[")):
-                try:
-                    fail["actual"] = repr(eval(src, {"L": f_locals, "G": f_globals}))  # noqa: S307 - Dynamo's source
-                except Exception:  # noqa: BLE001 - a source we cannot evaluate shows no actual value
-                    pass
-                eq = re.match(r".* == (.+)$", check)
-                if eq and "actual" in fail:
-                    fail["expected"] = eq.group(1)
+            else:
+                # `len(L['xs']) == 3`: the left side, evaluated in the call's frame, is the actual value
+                eq = re.match(r"(.+?) == (.+)$", check)
+                if eq and ("L[" in eq.group(1) or "G[" in eq.group(1)):
+                    try:
+                        scope = {"L": f_locals, "G": f_globals, "__builtins__": builtins}
+                        actual = repr(eval(eq.group(1), scope))  # noqa: S307 - Dynamo's own guard source
+                        fail["expected"] = eq.group(2)
+                        fail["actual"] = actual if len(actual) <= 200 else actual[:197] + "..."
+                    except Exception:  # noqa: BLE001 - a source we cannot evaluate shows no actual value
+                        pass
             where = self._fix_path(comment.split("#")[-1], code.co_filename) if comment else ""
             m = re.match(r"(.*?):(\d+) in (\S+)", where)
             if m and m.group(1) == code.co_filename:  # not a line inside torch (an inlined nn.Linear)
@@ -313,8 +342,7 @@ class _DynamoHandler(logging.Handler):
         f = _frame_named("compile_and_call_fx_graph")
         gm = f.f_locals.get("gm") if f else None
         code = f.f_locals["tx"].f_code if f and "tx" in f.f_locals else None
-        name = code.co_name if code else f"frame {md.get('frame_id')}"
-        fn, segment = self._fn_of(name)
+        fn, segment = self._fn_of(code if code else f"frame {md.get('frame_id')}")
         lines, ops = [], 0
         for n in gm.graph.nodes if gm is not None else []:
             if n.op in ("call_function", "call_method", "call_module"):
@@ -343,7 +371,7 @@ class _DynamoHandler(logging.Handler):
         f = _frame_named("__init__", lambda fr: type(fr.f_locals.get("self")).__name__ == "CheckFunctionManager")
         mgr = f.f_locals["self"].guard_manager
         code = _frame_named("_compile").f_locals["frame"].f_code
-        fn, _ = self._fn_of(code.co_name)
+        fn, _ = self._fn_of(code)
         lines, marks = [], {}
         for src, kind, part in _leaves(mgr.root):
             check, _, comment = part.partition("#")
@@ -367,7 +395,9 @@ class _DynamoHandler(logging.Handler):
 
     def _metrics(self, md):
         m = md["compilation_metrics"]
-        fn, segment = self._fn_of(m.get("co_name") or "?")
+        f = _frame_named("_compile")
+        code = f.f_locals.get("frame").f_code if f and f.f_locals.get("frame") is not None else None
+        fn, segment = self._fn_of(code if code is not None else m.get("co_name") or "?")
         entry = md.get("frame_compile_id", 0)
         fail = m.get("fail_reason") or ""
         ev = {"fn": fn, "entry": entry, "segment": segment, "file": m.get("co_filename") or "",

@@ -28,9 +28,18 @@ def _strip_one(exc):
     return hidden
 
 
+# ModuleNotFoundError's module name -> a note for the user (dyn._real_torch: how to install
+# PyTorch, why torch_xla is missing). Added when the error is printed, not raised: a finder that
+# raised would break importlib.util.find_spec probes, which must see None.
+MODULE_HINTS = {}
+
+
 def strip(exc):
     """Leaves dyn's frames out of exc's traceback and of the exceptions it chains; returns how
-    many frames were left out."""
+    many frames were left out. A missing module with a hint gets it as a note."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name in MODULE_HINTS \
+            and MODULE_HINTS[exc.name] not in getattr(exc, "__notes__", ()):
+        exc.add_note(MODULE_HINTS[exc.name])
     hidden, seen = 0, set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))

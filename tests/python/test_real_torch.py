@@ -152,6 +152,71 @@ class TestDynamoStops(unittest.TestCase):
         self.assertRegex(out, r"fallback .*recompile limit")
 
 
+REVIEW_PROG = """import importlib.util
+import torch
+
+print("probe:", importlib.util.find_spec("torch_xla"))
+print("scaler:", torch.amp.GradScaler("cuda").is_enabled())
+
+
+class A(torch.nn.Module):
+    def forward(self, x):
+        return torch.sin(x) + 1
+
+
+class B(torch.nn.Module):
+    def forward(self, x):
+        return torch.cos(x) * 2 - x
+
+
+a, b = torch.compile(A(), backend="eager"), torch.compile(B(), backend="eager")
+a(torch.ones(3))
+b(torch.ones(3))
+
+
+@torch.compile(backend="eager")
+def f(x, xs):
+    return x * len(xs)
+
+
+f(torch.ones(2), [1, 2, 3])
+f(torch.ones(2), list(range(50)))
+"""
+
+
+@NEEDS_TORCH
+class TestDynamoPrograms(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+            fh.write(REVIEW_PROG)
+        cls.path = fh.name
+        cls.status, cls.out = run("--real-torch", "--batch", "-e", ":graphs", "-e", ":why-recompile f", "-e", ":reset",
+                                  "-e", "a(torch.ones(3))", "-e", ":events compile", cls.path)
+
+    @classmethod
+    def tearDownClass(cls):
+        os.unlink(cls.path)
+
+    def test_probes_for_missing_modules_see_none(self):
+        # PyTorch itself probes for torch_xla (GradScaler, autocast on a machine without CUDA)
+        self.assertEqual(self.status, 0, self.out)
+        self.assertIn("probe: None\n", self.out)
+        self.assertIn("scaler: False\n", self.out)
+
+    def test_two_modules_forward_stay_apart(self):
+        self.assertRegex(self.out, r"A\.forward\[0\]\.0  A\.forward  0      0        2 ")
+        self.assertRegex(self.out, r"B\.forward\[0\]\.0  B\.forward  0      0        3 ")
+
+    def test_a_length_guard_shows_the_length(self):
+        self.assertIn("f[0] failed constant: len(L['xs']) == 3: expected 3, actual 50\n", self.out)
+
+    def test_reset_forgets_dynamo_caches_too(self):
+        # after :reset the next call compiles again (as the views, now empty, say it must)
+        after = self.out.split("forgot every graph, event, counter and cache entry")[1]
+        self.assertRegex(after, r"1  [0-9.]+s  compile  \S+:9  2 ops")
+
+
 class TestForeignEvents(unittest.TestCase):
     """dyn's side alone: what _real_torch.py hands the engine, shown by the views; bad input refused."""
 
@@ -201,7 +266,7 @@ class TestWithoutPyTorch(unittest.TestCase):
         empty = tempfile.mkdtemp()
         status, out = run("--real-torch", "--batch", "-c", "import torch", env={"DYNREPL_TORCH": empty})
         self.assertEqual(status, 1, out)
-        self.assertIn("ModuleNotFoundError: No module named 'torch': PyTorch 2.15 for dynrepl --real-torch is "
+        self.assertIn("ModuleNotFoundError: No module named 'torch'\nPyTorch 2.15 for dynrepl --real-torch is "
                       "installed by `scripts/setup.sh --with-torch`", out)
         self.assertIn(f"DYNREPL_TORCH={empty!r} is not a venv or site-packages folder", out)
 
