@@ -307,7 +307,10 @@ def main():
     set_threads(1)
     src, dst = np.ones(16 << 20, np.float32), np.zeros(16 << 20, np.float32)
     bw = 2 * src.nbytes / measure(lambda: np.copyto(dst, src))  # bytes read + written per second
-    a = np.ones((1024, 1024), np.float32)
+    # The product floor at one thread, taken with dyn's own products: numpy's bundled OpenBLAS (the
+    # venv's numpy 2) keeps its own thread count, which dyn.set_num_threads does not reach.
+    set_threads(1)
+    a = dyn.ones(1024, 1024)
     gflops = 2 * 1024 ** 3 / measure(lambda: a @ a) / 1e9
     rows, floors = [], []
     for name, inputs, make, np_fn, floor_bytes in workloads():
@@ -326,7 +329,7 @@ def main():
     print("tiny decoder tokens/s at 1 thread: "
           + (", ".join(f"{c} {bt.TOKENS / decoder.times[c]:,.0f}" for c in COLS if c in decoder.times) or "n/a"))
     print(f"\nfloors: memcpy {bw / 1e9:.1f} GB/s (np.copyto of 64 MiB, read + write), "
-          f"sgemm {gflops:.1f} GFLOP/s (numpy 1024^3, 1 thread)")
+          f"sgemm {gflops:.1f} GFLOP/s (dyn 1024^3, 1 thread)")
     for r, nbytes in floors:
         floor, c = nbytes / bw, r.times.get("dyn.compile")
         print(f"  {r.name:<18} thr {r.threads}: {nbytes >> 20} MiB moved -> floor {fmt_time(floor)}; dyn compiled "
