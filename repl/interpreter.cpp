@@ -70,21 +70,20 @@ Interpreter::Interpreter(const std::string& program, const std::vector<std::stri
 
 Interpreter::~Interpreter() { finalize(); }
 
-void Interpreter::map_torch_to_dyn() {
-  PyObject* m = PyImport_ImportModule("dyn._torch_finder");
+namespace {
+// module.install(); a failure is printed, not fatal.
+void install(const char* module) {
+  PyObject* m = PyImport_ImportModule(module);
   PyObject* r = m ? PyObject_CallMethod(m, "install", nullptr) : nullptr;
   if (!r) PyErr_Print();
   Py_XDECREF(r);
   Py_XDECREF(m);
 }
+}  // namespace
 
-void Interpreter::watch_real_torch() {
-  PyObject* m = PyImport_ImportModule("dyn._real_torch");
-  PyObject* r = m ? PyObject_CallMethod(m, "install", nullptr) : nullptr;
-  if (!r) PyErr_Print();
-  Py_XDECREF(r);
-  Py_XDECREF(m);
-}
+void Interpreter::map_torch_to_dyn() { install("dyn._torch_finder"); }
+
+void Interpreter::watch_real_torch() { install("dyn._real_torch"); }
 
 int Interpreter::finalize() {
   if (finalized_) return 0;
