@@ -252,7 +252,14 @@ Interpreter::Input Interpreter::run_interactive(const std::string& source, std::
   if (!frames_.empty() && frames_.back().frame &&
       PyFrame_FastToLocalsWithError(static_cast<PyFrameObject*>(frames_.back().frame)) < 0)
     PyErr_Clear();
+  // Stopped inside an except block of the program (Dynamo logs a graph break while it handles
+  // the Unsupported it raised), a line's error would chain that exception as its context and print
+  // the library's traceback after the user's: the line runs with nothing being handled.
+  PyObject* handled = PyErr_GetHandledException();
+  PyErr_SetHandledException(nullptr);
   PyObject* result = PyEval_EvalCode(code, globals, locals);
+  PyErr_SetHandledException(handled);
+  Py_XDECREF(handled);
   Py_DECREF(code);
   write_back_locals();
   if (!result) {

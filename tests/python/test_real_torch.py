@@ -130,6 +130,20 @@ class TestDynamoStops(unittest.TestCase):
         self.assertIn("\n8\ntorch.Size([2, 8])\n", out)  # the caller's locals: the ragged batch
         self.assertIn("epoch 1: loss 0.3767", out)  # :continue finished the run
 
+    def test_stop_at_a_graph_break(self):
+        # Dynamo logs a break while it handles its own Unsupported: a line typed at the stop must
+        # not chain that exception (its traceback is Dynamo's, not the user's)
+        status, out = run("--real-torch", "--break", "graph-break:report", EXAMPLE,
+                          stdin="epoch\nundefined_name\n:continue\n")
+        self.assertEqual(status, 0, out)
+        self.assertIn("stopped at breakpoint 1: graph-break in report\n"
+                      "  Unsupported Tensor.item() call with capture_scalar_outputs=False\n", out)
+        self.assertIn("  at ragged_batches.py:31  if loss.item() > 1.0:", out)
+        self.assertIn("\n0\n", out)  # the caller's frame: epoch 0
+        self.assertIn("NameError: name 'undefined_name' is not defined", out)
+        self.assertNotIn("symbolic_convert.py", out)
+        self.assertNotIn("During handling of the above exception", out)
+
     def test_quit_at_the_stop_ends_the_script(self):
         status, out = run("--real-torch", "--break", "recompile", EXAMPLE, stdin=":quit\n")
         self.assertIn("stopped at breakpoint 1: recompile in step", out)
